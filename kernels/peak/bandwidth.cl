@@ -1,0 +1,64 @@
+// Global-memory bandwidth ceilings: read, write and copy, for every vector width, in two access
+// patterns, because the fastest pattern differs by device:
+//   interleaved: each work-group owns a contiguous block, and inside it consecutive work-items
+//                touch consecutive vectors, which GPUs coalesce into wide transactions (a
+//                grid-wide stride would coalesce as well, but scatters CPU devices' accesses);
+//   chunked:     each work-item streams its own contiguous chunk, which CPU devices (PoCL runs a
+//                work-group per core, one work-item after another) turn into sequential streams
+//                the hardware prefetcher follows.
+// Read kernels sum with two accumulators so an in-order core is not latency-bound on the adds;
+// the per-item sums are written out so the compiler cannot drop the loads, and the host checks
+// their total against the input pattern.
+//
+// Host contract: buffers hold get_global_size(0) * per_item vectors; per_item is even.
+
+#define DEFINE_BANDWIDTH_KERNELS(T, W)                                                        \
+    __kernel void read_interleaved_v##W(__global const T* restrict in, __global T* restrict out, \
+                                        uint per_item) {                                     \
+        const size_t ls = get_local_size(0);                                                 \
+        size_t i = get_group_id(0) * ls * per_item + get_local_id(0);                        \
+        T acc0 = (T)(0.0f), acc1 = (T)(0.0f);                                                \
+        for (uint k = 0; k < per_item; k += 2) {                                             \
+            acc0 += in[i];                                                                   \
+            acc1 += in[i + ls];                                                              \
+            i += 2 * ls;                                                                     \
+        }                                                                                    \
+        out[get_global_id(0)] = acc0 + acc1;                                                 \
+    }                                                                                        \
+    __kernel void read_chunked_v##W(__global const T* restrict in, __global T* restrict out,    \
+                                    uint per_item) {                                         \
+        __global const T* p = in + get_global_id(0) * (size_t)per_item;                      \
+        T acc0 = (T)(0.0f), acc1 = (T)(0.0f);                                                \
+        for (uint k = 0; k < per_item; k += 2) {                                             \
+            acc0 += p[k];                                                                    \
+            acc1 += p[k + 1];                                                                \
+        }                                                                                    \
+        out[get_global_id(0)] = acc0 + acc1;                                                 \
+    }                                                                                        \
+    /* Writes ((vector index & 7) + seed): a distinct seed per run exposes stale output. */  \
+    __kernel void write_interleaved_v##W(__global T* restrict out, uint per_item, float seed) { \
+        const size_t ls = get_local_size(0);                                                 \
+        size_t i = get_group_id(0) * ls * per_item + get_local_id(0);                        \
+        for (uint k = 0; k < per_item; ++k, i += ls) out[i] = (T)((float)(i & 7) + seed);    \
+    }                                                                                        \
+    __kernel void write_chunked_v##W(__global T* restrict out, uint per_item, float seed) {     \
+        const size_t base = get_global_id(0) * (size_t)per_item;                             \
+        for (uint k = 0; k < per_item; ++k) out[base + k] = (T)((float)((base + k) & 7) + seed); \
+    }                                                                                        \
+    __kernel void copy_interleaved_v##W(__global const T* restrict in, __global T* restrict out, \
+                                        uint per_item) {                                     \
+        const size_t ls = get_local_size(0);                                                 \
+        size_t i = get_group_id(0) * ls * per_item + get_local_id(0);                        \
+        for (uint k = 0; k < per_item; ++k, i += ls) out[i] = in[i];                         \
+    }                                                                                        \
+    __kernel void copy_chunked_v##W(__global const T* restrict in, __global T* restrict out,    \
+                                    uint per_item) {                                         \
+        const size_t base = get_global_id(0) * (size_t)per_item;                             \
+        for (uint k = 0; k < per_item; ++k) out[base + k] = in[base + k];                    \
+    }
+
+DEFINE_BANDWIDTH_KERNELS(float, 1)
+DEFINE_BANDWIDTH_KERNELS(float2, 2)
+DEFINE_BANDWIDTH_KERNELS(float4, 4)
+DEFINE_BANDWIDTH_KERNELS(float8, 8)
+DEFINE_BANDWIDTH_KERNELS(float16, 16)

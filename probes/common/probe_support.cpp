@@ -1,0 +1,60 @@
+#include "common/probe_support.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "cl/cl_error.hpp"
+#include "runtime/host_info.hpp"
+
+namespace clprobe {
+
+const Measurement* best_by_median(const std::vector<Measurement>& measurements, std::string_view metric) {
+    const Measurement* best = nullptr;
+    for (const auto& m : measurements) {
+        if (m.metric != metric) continue;
+        if (!best || (m.higher_is_better ? m.summary.median > best->summary.median
+                                         : m.summary.median < best->summary.median))
+            best = &m;
+    }
+    return best;
+}
+
+Measurement headline_from(const Measurement& best, std::string metric, std::size_t variant_count) {
+    Measurement h = best;
+    h.metric = std::move(metric);
+    h.labels.clear();
+    h.note = fmt::format("best of {} variants: {}", variant_count, labels_to_string(best.labels));
+    return h;
+}
+
+std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, int buffers,
+                               std::uint64_t granule) {
+    std::uint64_t limit = wanted;
+    if (device.max_alloc_bytes) limit = std::min(limit, device.max_alloc_bytes);
+    // Leave a fifth of device memory to the driver and other users of the device.
+    if (device.global_mem_bytes) limit = std::min(limit, device.global_mem_bytes * 4 / 5 / buffers);
+    // Host side: one staging copy per buffer at most, and half of what is available.
+    if (const auto host = available_host_memory_bytes()) limit = std::min(limit, host / 2 / (buffers + 1));
+    limit -= limit % granule;
+    if (limit == 0)
+        throw ProbeUnsupported(fmt::format("not enough memory for {} buffers of {}", buffers, format_bytes(granule)));
+    return limit;
+}
+
+cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t bytes) {
+    try {
+        return cl::Buffer(context, flags, bytes);
+    } catch (const cl::Error& e) {
+        throw ClError("clCreateBuffer", e.err(), format_bytes(bytes));
+    }
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
+    if (bytes >= (1ull << 20)) return fmt::format("{:.4g} MiB", static_cast<double>(bytes) / (1 << 20));
+    if (bytes >= (1ull << 10)) return fmt::format("{:.4g} KiB", static_cast<double>(bytes) / (1 << 10));
+    return fmt::format("{} B", bytes);
+}
+
+}  // namespace clprobe

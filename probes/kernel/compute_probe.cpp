@@ -1,0 +1,200 @@
+// kernel.compute.<precision>: FMA throughput (kernel.peak.fp32 / fp64 / fp16), the roofline's
+// compute roof. The sampler's iteration count scales the kernel's loop, not the number of
+// launches, so launch overhead vanishes on fast GPUs as well as on CPUs.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "cl/cl_error.hpp"
+#include "cl/device_session.hpp"
+#include "common/probe_support.hpp"
+#include "kernel/kernel_probes.hpp"
+
+namespace clprobe {
+
+namespace {
+
+constexpr int vector_widths[] = {1, 2, 4, 8, 16};
+int chains_for(int width) { return width == 16 ? 4 : 8; }  // as in kernels/peak/compute.cl
+
+// b and c are exact in half, float and double, so host and device start from the same values;
+// the recurrence converges to c / (1 - b) = 1 and its rounding error stays below 1/(1-b) = 8 ulp.
+constexpr double coef_b = 0.875, coef_c = 0.125;
+// Loop trips per sampler iteration: small, so calibration can pick a launch of the right length.
+constexpr cl_uint base_trips = 64;
+
+struct PrecisionTraits {
+    const char* name;  // fp32
+    const char* options;
+    std::size_t element_bytes;
+    double tolerance;  // relative, a few times the 8-ulp bound of the recurrence
+};
+
+PrecisionTraits traits_of(Precision p) {
+    switch (p) {
+        case Precision::fp16: return {"fp16", "-D REAL=half -D REAL_IS_HALF", 2, 2e-2};
+        case Precision::fp64: return {"fp64", "-D REAL=double -D REAL_IS_DOUBLE", 8, 1e-12};
+        default: return {"fp32", "-D REAL=float", 4, 1e-5};
+    }
+}
+
+// IEEE binary16 of a float, round to nearest even; enough for the normal values used here.
+std::uint16_t half_bits(float f) {
+    const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+    const std::uint32_t sign = (x >> 16) & 0x8000u;
+    const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+    std::uint32_t mant = x & 0x7fffffu;
+    if (exp <= 0 || exp >= 31) return static_cast<std::uint16_t>(sign);  // not needed for b, c
+    std::uint32_t h = (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
+    const std::uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+}
+
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = (h & 0x8000u) << 16;
+    const int exp = (h >> 10) & 0x1f;
+    const std::uint32_t mant = h & 0x3ffu;
+    if (exp == 0) return std::ldexp(static_cast<float>(mant), -24) * (sign ? -1.0f : 1.0f);
+    if (exp == 31) return sign ? -INFINITY : INFINITY;
+    return std::bit_cast<float>(sign | (static_cast<std::uint32_t>(exp - 15 + 127) << 23) | (mant << 13));
+}
+
+// Closed form of the recurrence a <- a*b + c after n steps.
+double chain_value(double a0, std::uint64_t n) {
+    const double bn = std::pow(coef_b, static_cast<double>(n));
+    return bn * a0 + coef_c * (1.0 - bn) / (1.0 - coef_b);
+}
+
+double start_value(std::uint64_t item, int chain) {
+    return static_cast<double>((item * 8 + static_cast<std::uint64_t>(chain)) & 1023) / 1024.0;
+}
+
+class ComputeProbe final : public Probe {
+public:
+    explicit ComputeProbe(Precision p) : precision_(p), traits_(traits_of(p)) {}
+    std::string id() const override { return std::string("kernel.compute.") + traits_.name; }
+    std::string layer() const override { return "kernel"; }
+    std::string title() const override { return std::string("Arithmetic ceiling (") + traits_.name + " FMA)"; }
+
+    void run(ProbeContext& ctx, ProbeResult& out) override {
+        DeviceSession& s = *ctx.device;
+        const DeviceInfo& info = s.info();
+        cl::CommandQueue& q = s.queue();
+        if (precision_ == Precision::fp64 && !info.fp64)
+            throw ProbeUnsupported("the device has no double precision (no cl_khr_fp64)");
+
+        const cl::Program* program = nullptr;
+        if (precision_ == Precision::fp16 && !info.fp16) {
+            // Some drivers implement half arithmetic without advertising cl_khr_fp16: try it.
+            try {
+                program = &s.kernels().program("peak/compute.cl", traits_.options).program;
+            } catch (const ClError& e) {
+                throw ProbeUnsupported("cl_khr_fp16 is not advertised and a half-precision kernel does not build");
+            }
+            out.attributes["fp16_advertised"] = false;
+        } else {
+            program = &s.kernels().program("peak/compute.cl", traits_.options).program;
+        }
+
+        const std::size_t local = std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size));
+        const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
+        const std::size_t items = groups * local;
+        cl::Buffer result = make_buffer(s.context(), CL_MEM_WRITE_ONLY, items * 16 * traits_.element_bytes);
+
+        SamplerConfig config = sampler_for(ctx.options.mode);
+        config.max_iterations = std::numeric_limits<cl_uint>::max() / base_trips;
+
+        for (int w : vector_widths) {
+            cl::Kernel k(*program, fmt::format("fma_v{}", w).c_str());
+            k.setArg(0, result);
+            set_coefficients(k);
+            cl_uint trips = base_trips;
+            auto batch = [&](std::int64_t n) {
+                trips = static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n));
+                k.setArg(3, trips);
+                return time_commands(q, s.profiling(), 1, [&] {
+                    cl::Event e;
+                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
+                    return e;
+                });
+            };
+            const SampleSet set = run_samples(batch, config);
+            verify(q, result, items, w, trips);
+
+            const double flops_per_iteration =
+                static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
+            Measurement m = make_measurement("kernel.compute", "GFLOP/s",
+                                             {{"precision", traits_.name}, {"vector", std::to_string(w)}},
+                                             to_rates(set, flops_per_iteration, 1e-9), set.timer);
+            m.iterations_per_sample = set.iterations;
+            out.measurements.push_back(std::move(m));
+        }
+        const std::size_t variants = out.measurements.size();
+        out.measurements.push_back(headline_from(*best_by_median(out.measurements, "kernel.compute"),
+                                                 std::string("kernel.peak.") + traits_.name, variants));
+        out.attributes["work_items"] = items;
+        out.attributes["local_size"] = local;
+        out.attributes["flops_counted"] = "2 per FMA per vector lane";
+    }
+
+private:
+    void set_coefficients(cl::Kernel& k) const {
+        if (precision_ == Precision::fp64) {
+            k.setArg(1, static_cast<cl_double>(coef_b));
+            k.setArg(2, static_cast<cl_double>(coef_c));
+        } else if (precision_ == Precision::fp16) {
+            k.setArg(1, static_cast<cl_half>(half_bits(static_cast<float>(coef_b))));
+            k.setArg(2, static_cast<cl_half>(half_bits(static_cast<float>(coef_c))));
+        } else {
+            k.setArg(1, static_cast<cl_float>(coef_b));
+            k.setArg(2, static_cast<cl_float>(coef_c));
+        }
+    }
+
+    // Checks 64 work-items spread over the range, every lane, against the closed form.
+    void verify(cl::CommandQueue& q, cl::Buffer& result, std::size_t items, int w, cl_uint trips) const {
+        std::vector<unsigned char> raw(items * static_cast<std::size_t>(w) * traits_.element_bytes);
+        q.enqueueReadBuffer(result, CL_TRUE, 0, raw.size(), raw.data());
+        auto element = [&](std::size_t i) -> double {
+            if (precision_ == Precision::fp64) {
+                double v;
+                std::memcpy(&v, raw.data() + i * 8, 8);
+                return v;
+            }
+            if (precision_ == Precision::fp16) {
+                std::uint16_t h;
+                std::memcpy(&h, raw.data() + i * 2, 2);
+                return half_to_float(h);
+            }
+            float v;
+            std::memcpy(&v, raw.data() + i * 4, 4);
+            return v;
+        };
+        const int chains = chains_for(w);
+        for (std::size_t probe = 0; probe < 64; ++probe) {
+            const std::size_t item = probe * (items - 1) / 63;
+            double expected = 0;
+            for (int j = 0; j < chains; ++j) expected += chain_value(start_value(item, j), trips);
+            for (int lane = 0; lane < w; ++lane) {
+                const double got = element(item * static_cast<std::size_t>(w) + static_cast<std::size_t>(lane));
+                if (!(std::fabs(got - expected) <= traits_.tolerance * std::fabs(expected)))
+                    throw VerificationError(fmt::format("fma_v{} ({}): item {} lane {} is {} (expected {})", w,
+                                                        traits_.name, item, lane, got, expected));
+            }
+        }
+    }
+
+    Precision precision_;
+    PrecisionTraits traits_;
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_compute_probe(Precision precision) { return std::make_unique<ComputeProbe>(precision); }
+
+}  // namespace clprobe

@@ -1,0 +1,92 @@
+// kernel.launch: what one kernel launch costs before any work is done. Small kernels (decode
+// steps, per-iteration GLM updates) pay this on every call.
+#include <chrono>
+
+#include "cl/cl_error.hpp"
+#include "cl/device_session.hpp"
+#include "common/probe_support.hpp"
+#include "kernel/kernel_probes.hpp"
+
+namespace clprobe {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+class LaunchLatencyProbe final : public Probe {
+public:
+    std::string id() const override { return "kernel.launch"; }
+    std::string layer() const override { return "kernel"; }
+    std::string title() const override { return "Kernel launch latency"; }
+
+    void run(ProbeContext& ctx, ProbeResult& out) override {
+        DeviceSession& s = *ctx.device;
+        cl::CommandQueue& q = s.queue();
+        cl::Kernel k = s.kernels().kernel("peak/launch.cl", "empty");
+        auto enqueue = [&](cl::Event* e) { q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(1), cl::NullRange, nullptr, e); };
+
+        SamplerConfig config = sampler_for(ctx.options.mode);
+        config.max_iterations = 100000;
+
+        // Round trip: enqueue, then wait for completion, one launch at a time (host clock: this
+        // is what a host loop that synchronises every step experiences).
+        const SampleSet round_trip = run_samples(
+            [&](std::int64_t n) {
+                const auto t = std::chrono::steady_clock::now();
+                for (std::int64_t i = 0; i < n; ++i) {
+                    enqueue(nullptr);
+                    cl_check(clFinish(q()), "clFinish");
+                }
+                return TimedBatch{seconds_since(t), TimerKind::host_steady_clock};
+            },
+            config);
+        add(out, "round_trip", round_trip);
+
+        // Back to back: many launches, one wait; the interval between launches a pipelined
+        // host loop can sustain.
+        const SampleSet back_to_back = run_samples(
+            [&](std::int64_t n) {
+                const auto t = std::chrono::steady_clock::now();
+                for (std::int64_t i = 0; i < n; ++i) enqueue(nullptr);
+                cl_check(clFinish(q()), "clFinish");
+                return TimedBatch{seconds_since(t), TimerKind::host_steady_clock};
+            },
+            config);
+        add(out, "back_to_back", back_to_back);
+
+        // Enqueue to start, from the device's own timestamps (queued -> start).
+        if (s.profiling()) {
+            const SampleSet queued = run_samples(
+                [&](std::int64_t n) {
+                    double total = 0;
+                    for (std::int64_t i = 0; i < n; ++i) {
+                        cl::Event e;
+                        enqueue(&e);
+                        e.wait();
+                        total += queued_to_start_seconds(e);
+                    }
+                    return TimedBatch{total, TimerKind::device_profiling};
+                },
+                config);
+            if (queued.seconds_per_iteration.front() > 0) add(out, "enqueue_to_start", queued);
+        } else {
+            out.attributes["enqueue_to_start"] = "not measured: the queue has no profiling";
+        }
+    }
+
+private:
+    static void add(ProbeResult& out, const char* kind, const SampleSet& set) {
+        Measurement m = make_measurement("kernel.launch.latency", "us", {{"kind", kind}}, to_times(set, 1e6),
+                                         set.timer, /*higher_is_better=*/false);
+        m.iterations_per_sample = set.iterations;
+        out.measurements.push_back(std::move(m));
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_launch_latency_probe() { return std::make_unique<LaunchLatencyProbe>(); }
+
+}  // namespace clprobe

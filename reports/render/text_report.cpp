@@ -1,0 +1,136 @@
+#include "render/text_report.hpp"
+
+#include <fmt/core.h>
+
+#include <map>
+
+namespace clprobe {
+
+namespace {
+
+struct Palette {
+    bool on;
+    std::string wrap(const char* code, const std::string& s) const {
+        return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : s;
+    }
+    std::string bold(const std::string& s) const { return wrap("1", s); }
+    std::string dim(const std::string& s) const { return wrap("2", s); }
+    std::string status(ProbeStatus st) const {
+        const std::string name(to_string(st));
+        switch (st) {
+            case ProbeStatus::ok: return wrap("32", name);
+            case ProbeStatus::error: return wrap("31", name);
+            default: return wrap("33", name);
+        }
+    }
+};
+
+std::string mib(std::uint64_t bytes) {
+    if (bytes >= (1ull << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30));
+    if (bytes >= (1ull << 20)) return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1ull << 20));
+    return fmt::format("{} KiB", bytes >> 10);
+}
+
+std::string metric_name(const Measurement& m) {
+    return m.labels.empty() ? m.metric : fmt::format("{}{{{}}}", m.metric, labels_to_string(m.labels));
+}
+
+void render_findings(std::string& out, const RunReport& r, const Palette& p) {
+    out += p.bold("Findings") + "\n";
+    if (r.findings.empty()) {
+        out += "  none: no rule found a gap larger than the measurement noise\n";
+        return;
+    }
+    for (const auto& f : r.findings) {
+        const std::string gain = f.estimated_gain ? fmt::format("gain ~{:.0f}%", 100 * *f.estimated_gain) : "gain n/a";
+        out += fmt::format("{:>3}. [{}] {}\n", f.rank, f.layer, p.bold(f.title));
+        out += fmt::format("     {} · severity {} · confidence {:.2f} · {}\n", gain, to_string(f.severity),
+                           f.confidence, p.dim(f.id));
+        for (const auto& e : f.evidence)
+            out += fmt::format("     evidence: {} = {:.4g} {}{}\n",
+                               e.labels.empty() ? e.metric : fmt::format("{}{{{}}}", e.metric, labels_to_string(e.labels)),
+                               e.value, e.unit, e.expectation.empty() ? "" : " (" + e.expectation + ")");
+        out += fmt::format("     do: {}\n", f.suggestion);
+        if (!f.gain_basis.empty()) out += fmt::format("     {}\n", p.dim("gain basis: " + f.gain_basis));
+    }
+}
+
+void render_results(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {
+    out += p.bold("Probes") + "\n";
+    for (const auto& res : r.results) {
+        out += fmt::format("  {:<22} {:<9} {:>6.1f} s  {}\n", res.id, p.status(res.status), res.wall_seconds, res.title);
+        if (!res.reason.empty()) out += fmt::format("      reason: {}\n", res.reason);
+        // Without --verbose, a probe with many variants shows its headlines only.
+        const bool all = o.verbose || res.measurements.size() <= 6;
+        std::size_t hidden = 0;
+        for (const auto& m : res.measurements) {
+            if (!all && !m.labels.empty()) {
+                ++hidden;
+                continue;
+            }
+            out += fmt::format("      {:<52} {}\n", metric_name(m), format_measurement_value(m));
+            if (!m.note.empty() && (o.verbose || m.labels.empty())) out += fmt::format("      {:<52} {}\n", "", p.dim(m.note));
+        }
+        if (hidden) out += fmt::format("      {}\n", p.dim(fmt::format("({} variant measurements; --verbose lists them)", hidden)));
+    }
+}
+
+}  // namespace
+
+std::string format_measurement_value(const Measurement& m) {
+    std::string timer = m.timer == TimerKind::host_steady_clock ? " host-timed" : "";
+    return fmt::format("{:>10.4g} {:<8} ± {:4.1f}%  n={}{}", m.summary.median, m.unit, 100 * m.summary.cv, m.summary.n,
+                       timer);
+}
+
+std::string render_device_info(const DeviceInfo& d) {
+    std::string out;
+    auto row = [&](const char* k, const std::string& v) { out += fmt::format("  {:<30} {}\n", k, v); };
+    row("selector", fmt::format("-d {} (flat index {})", d.selector, d.flat_index));
+    row("name", d.name);
+    row("type", d.type);
+    row("vendor", d.vendor);
+    row("platform", fmt::format("{} ({})", d.platform_name, d.platform_version));
+    row("driver version", d.driver_version);
+    row("OpenCL version", fmt::format("{}; {}", d.device_version, d.opencl_c_version));
+    row("compute units", std::to_string(d.compute_units));
+    row("max clock", fmt::format("{} MHz", d.max_clock_mhz));
+    row("global memory", mib(d.global_mem_bytes));
+    row("global memory cache", fmt::format("{} (line {} B)", mib(d.global_mem_cache_bytes), d.global_mem_cacheline_bytes));
+    row("local memory", fmt::format("{} ({})", mib(d.local_mem_bytes), d.local_mem_dedicated ? "dedicated" : "emulated in global memory"));
+    row("max allocation", mib(d.max_alloc_bytes));
+    row("max work-group size", std::to_string(d.max_work_group_size));
+    row("preferred work-group multiple", d.preferred_work_group_multiple ? std::to_string(d.preferred_work_group_multiple) : "unknown");
+    row("fp16 / fp64", fmt::format("{} / {}", d.fp16 ? "yes" : "no", d.fp64 ? "yes" : "no"));
+    row("native vector width", fmt::format("float {}, double {}, half {}", d.native_vector_width_float,
+                                           d.native_vector_width_double, d.native_vector_width_half));
+    row("host-unified memory", d.host_unified_memory ? "yes" : "no");
+    row("queue profiling", fmt::format("{} (timer resolution {} ns)", d.profiling ? "yes" : "no", d.timer_resolution_ns));
+    row("PCI address", d.pci_address ? fmt::format("{} (via {})", *d.pci_address, d.pci_address_source) : "not exposed by the driver");
+    return out;
+}
+
+std::string render_text(const RunReport& r, const TextOptions& o) {
+    const Palette p{o.color};
+    std::string out;
+    out += p.bold(fmt::format("clprobe {} report", r.tool_version));
+    if (!r.complete) out += " " + p.wrap("31", "(INCOMPLETE: the run was interrupted)");
+    out += "\n";
+    if (r.device)
+        out += fmt::format("device: {} ({}, {}, driver {}), -d {}\n", r.device->name, r.device->type,
+                           r.device->platform_name, r.device->driver_version, r.device->selector);
+    out += fmt::format("host:   {} · {} · {} logical CPUs · {}\n", r.host.hostname, r.host.cpu_model,
+                       r.host.logical_cpus, r.host.os);
+    std::string mode = r.options.contains("mode") && r.options["mode"].is_string() ? r.options["mode"].get<std::string>() : "?";
+    out += fmt::format("run:    {} · mode {} · {:.1f} s\n\n", r.created_at, mode, r.wall_seconds);
+    render_findings(out, r, p);
+    out += "\n";
+    render_results(out, r, o, p);
+    if (o.verbose && !r.rules_not_evaluated.empty()) {
+        out += "\n" + p.bold("Rules not evaluated") + "\n";
+        for (const auto& s : r.rules_not_evaluated) out += fmt::format("  {}: {}\n", s.rule, s.reason);
+    }
+    return out;
+}
+
+}  // namespace clprobe

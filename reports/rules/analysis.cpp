@@ -1,0 +1,36 @@
+#include "rules/analysis.hpp"
+
+#include <algorithm>
+
+#include "rules/kernel_rules.hpp"
+
+namespace clprobe {
+
+std::vector<Rule> all_rules() {
+    std::vector<Rule> rules;
+    for (auto& r : kernel_rules()) rules.push_back(std::move(r));
+    return rules;
+}
+
+void rank_findings(std::vector<Finding>& findings) {
+    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        if (a.estimated_gain.has_value() != b.estimated_gain.has_value()) return a.estimated_gain.has_value();
+        if (a.estimated_gain && *a.estimated_gain != *b.estimated_gain) return *a.estimated_gain > *b.estimated_gain;
+        if (a.severity != b.severity) return a.severity > b.severity;
+        return a.id < b.id;
+    });
+    for (std::size_t i = 0; i < findings.size(); ++i) findings[i].rank = static_cast<int>(i + 1);
+}
+
+void analyze(RunReport& report, const std::vector<Rule>& rules) {
+    report.findings.clear();
+    report.rules_not_evaluated.clear();
+    for (const auto& rule : rules) {
+        RuleOutcome outcome = rule.evaluate(report);
+        if (outcome.finding) report.findings.push_back(std::move(*outcome.finding));
+        else if (outcome.not_evaluated) report.rules_not_evaluated.push_back({rule.id, *outcome.not_evaluated});
+    }
+    rank_findings(report.findings);
+}
+
+}  // namespace clprobe

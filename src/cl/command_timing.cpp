@@ -1,0 +1,47 @@
+#include "cl/command_timing.hpp"
+
+#include <chrono>
+#include <vector>
+
+#include "cl/cl_error.hpp"
+
+namespace clprobe {
+
+namespace {
+cl_ulong profile(const cl::Event& e, cl_profiling_info what) {
+    cl_ulong v = 0;
+    cl_check(clGetEventProfilingInfo(e(), what, sizeof v, &v, nullptr), "clGetEventProfilingInfo");
+    return v;
+}
+}  // namespace
+
+double command_seconds(const cl::Event& e) {
+    const cl_ulong start = profile(e, CL_PROFILING_COMMAND_START), end = profile(e, CL_PROFILING_COMMAND_END);
+    return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
+}
+
+double queued_to_start_seconds(const cl::Event& e) {
+    const cl_ulong queued = profile(e, CL_PROFILING_COMMAND_QUEUED), start = profile(e, CL_PROFILING_COMMAND_START);
+    return start > queued ? static_cast<double>(start - queued) * 1e-9 : 0.0;
+}
+
+TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
+                         const std::function<cl::Event()>& enqueue_one) {
+    std::vector<cl::Event> events;
+    if (profiling) events.reserve(static_cast<std::size_t>(count));
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < count; ++i) {
+        cl::Event e = enqueue_one();
+        if (profiling) events.push_back(std::move(e));
+    }
+    cl_check(clFinish(queue()), "clFinish");
+    const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!profiling) return {host, TimerKind::host_steady_clock};
+    double device = 0;
+    for (const auto& e : events) device += command_seconds(e);
+    // A driver that reports zero-length commands has no usable profiling: say so via the timer.
+    if (device <= 0) return {host, TimerKind::host_steady_clock};
+    return {device, TimerKind::device_profiling};
+}
+
+}  // namespace clprobe

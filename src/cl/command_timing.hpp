@@ -1,0 +1,27 @@
+#pragma once
+// Timing of enqueued commands: device time from event profiling when the queue has it, else the
+// host's steady clock around enqueue + finish. Each result says which timer it used.
+#include <cstdint>
+#include <functional>
+
+#include "cl/cl_api.hpp"
+#include "core/report.hpp"
+
+namespace clprobe {
+
+struct TimedBatch {
+    double seconds = 0;  // time for the whole batch
+    TimerKind timer = TimerKind::host_steady_clock;
+};
+
+// END - START of one profiled command, in seconds.
+double command_seconds(const cl::Event& event);
+// START - QUEUED of one profiled command, in seconds.
+double queued_to_start_seconds(const cl::Event& event);
+
+// Enqueues `count` commands with `enqueue_one` (which returns the command's event), waits for
+// them, and returns the sum of their device execution times, or the host time when not profiling.
+TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
+                         const std::function<cl::Event()>& enqueue_one);
+
+}  // namespace clprobe

@@ -1,0 +1,54 @@
+#include "cl/kernel_sources.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cl/embedded_kernels.hpp"
+#include "core/atomic_file.hpp"
+
+namespace clprobe {
+
+KernelSources KernelSources::embedded() { return KernelSources{}; }
+
+KernelSources KernelSources::from_directory(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw std::runtime_error("--kernel-dir '" + dir.string() + "' is not a folder");
+    KernelSources s;
+    s.dir_ = dir;
+    if (s.files().empty())
+        throw std::runtime_error("--kernel-dir '" + dir.string() + "' holds no .cl files");
+    return s;
+}
+
+std::string KernelSources::source(const std::string& relative_path) const {
+    if (dir_) {
+        const auto path = *dir_ / relative_path;
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec))
+            throw std::runtime_error("kernel file '" + path.string() + "' not found");
+        return read_file(path, 16u << 20);
+    }
+    for (const auto& k : embedded::kernels())
+        if (relative_path == k.path) return k.source;
+    throw std::runtime_error("kernel '" + relative_path + "' is not embedded in this clprobe");
+}
+
+std::vector<std::string> KernelSources::files() const {
+    std::vector<std::string> out;
+    if (dir_) {
+        std::error_code ec;
+        for (auto it = std::filesystem::recursive_directory_iterator(*dir_, ec);
+             !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+            if (it->is_regular_file() && it->path().extension() == ".cl")
+                out.push_back(std::filesystem::relative(it->path(), *dir_).generic_string());
+    } else {
+        for (const auto& k : embedded::kernels()) out.emplace_back(k.path);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string KernelSources::origin() const { return dir_ ? dir_->string() : "embedded"; }
+
+}  // namespace clprobe

@@ -1,0 +1,16 @@
+#pragma once
+// Each subcommand registers its options on the CLI11 app and returns the function to run after
+// parsing; main() runs the one the user chose.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace clprobe {
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner add_list_command(CLI::App& app);
+CommandRunner add_info_command(CLI::App& app);
+CommandRunner add_diagnose_command(CLI::App& app);
+
+}  // namespace clprobe

@@ -1,0 +1,115 @@
+// clprobe diagnose: run the layered probes on one device, analyse, and report.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+
+#include "builtin_probes.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
+#include "core/version.hpp"
+#include "json/report_json.hpp"
+#include "render/text_report.hpp"
+#include "rules/analysis.hpp"
+#include "runtime/host_info.hpp"
+#include "runtime/runner.hpp"
+
+namespace clprobe {
+
+namespace {
+
+struct DiagnoseOptions {
+    std::string device;
+    std::string layers = "system,topology,transfer,kernel";
+    bool quick = false;
+    bool full = false;
+    std::string json;
+    std::string kernel_dir;
+    bool no_cache = false;
+    bool verbose = false;
+    bool quiet = false;
+};
+
+nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
+    return {{"mode", to_string(run.mode)},
+            {"layers", run.layers},
+            {"device", o.device},
+            {"kernel_dir", o.kernel_dir},
+            {"binary_cache", run.use_cache}};
+}
+
+int run_diagnose(const DiagnoseOptions& o) {
+    const auto started = std::chrono::steady_clock::now();
+    if (o.quiet) Log::set_level(LogLevel::quiet);
+    RunOptions run;
+    run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
+    run.use_cache = !o.no_cache;
+    try {
+        run.layers = parse_layers(o.layers);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    const bool json_stdout = o.json == "-";
+    // Fail before a long run, not after it, when the report could not be written.
+    if (!o.json.empty() && !json_stdout) check_output_path(o.json);
+
+    const SelectedDevice selected = select_device(o.device);
+    auto session = open_session(selected, o.kernel_dir, run.use_cache);
+
+    RunReport report;
+    report.tool_version = tool_version;
+    report.created_at = utc_timestamp();
+    report.command_line = command_line();
+    report.options = options_json(o, run);
+    report.host = query_host_info();
+    report.device = session->info();
+
+    const bool progress = !o.quiet && ::isatty(STDERR_FILENO);
+    RunnerHooks hooks;
+    hooks.on_start = [&](const Probe& p, std::size_t i, std::size_t n) {
+        if (progress) fmt::print(stderr, "[{}/{}] {}: {}...\n", i + 1, n, p.id(), p.title());
+    };
+    hooks.on_finish = [&](const ProbeResult& r) {
+        if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
+    };
+    const ProbeList probes = make_builtin_probes();
+    report.results = run_probes(probes, session.get(), run, hooks);
+    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    analyze(report);
+
+    if (json_stdout) {
+        fmt::print("{}", report_to_json_text(report));
+        return exit_code::ok;
+    }
+    fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
+    if (!o.json.empty()) {
+        write_file_atomically(o.json, report_to_json_text(report));
+        Log::info("report written to {}", o.json);
+    }
+    return exit_code::ok;
+}
+
+}  // namespace
+
+CommandRunner add_diagnose_command(CLI::App& app) {
+    auto opts = std::make_shared<DiagnoseOptions>();
+    CLI::App* cmd = app.add_subcommand("diagnose", "Measure the device layer by layer and rank what slows it down");
+    add_device_option(cmd, opts->device);
+    cmd->add_option("--layers", opts->layers, "Comma-separated layers to run: system,topology,transfer,kernel")
+        ->capture_default_str();
+    auto* quick = cmd->add_flag("--quick", opts->quick, "Fewer sizes and samples (seconds)");
+    auto* full = cmd->add_flag("--full", opts->full, "More sizes and samples, larger buffers (minutes)");
+    quick->excludes(full);
+    cmd->add_option("--json", opts->json, "Also write the report as JSON to FILE ('-': JSON on stdout only)");
+    cmd->add_option("--kernel-dir", opts->kernel_dir, "Load kernels from this folder instead of the embedded copies");
+    cmd->add_flag("--no-cache", opts->no_cache, "Do not read or write the kernel binary cache");
+    cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
+    cmd->add_flag("-q,--quiet", opts->quiet, "No progress or warnings on stderr");
+    return [opts] { return run_diagnose(*opts); };
+}
+
+}  // namespace clprobe

@@ -1,0 +1,104 @@
+#include "core/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+namespace clprobe {
+
+namespace {
+
+std::filesystem::path folder_of(const std::filesystem::path& path) {
+    auto parent = path.parent_path();
+    return parent.empty() ? std::filesystem::path(".") : parent;
+}
+
+std::filesystem::path temp_name_for(const std::filesystem::path& path) {
+    std::random_device rd;
+    const auto tag = std::to_string(::getpid()) + "." + std::to_string(rd() % 1000000);
+    return folder_of(path) / ("." + path.filename().string() + ".tmp." + tag);
+}
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what, int err) {
+    throw OutputError("cannot write '" + path.string() + "': " + what + ": " + std::strerror(err));
+}
+
+void write_all(int fd, std::string_view content, const std::filesystem::path& path,
+               const std::filesystem::path& tmp) {
+    std::size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            fail(path, "write failed", err);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace
+
+void check_output_path(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (path.empty()) throw OutputError("empty output path");
+    if (std::filesystem::is_directory(path, ec))
+        throw OutputError("cannot write '" + path.string() + "': it is a directory");
+    const auto folder = folder_of(path);
+    if (!std::filesystem::is_directory(folder, ec))
+        throw OutputError("cannot write '" + path.string() + "': folder '" + folder.string() +
+                          "' does not exist");
+    const auto probe = temp_name_for(path);
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) fail(path, "cannot create a file in '" + folder.string() + "'", errno);
+    ::close(fd);
+    ::unlink(probe.c_str());
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw OutputError("cannot write '" + path.string() + "': it is a directory");
+    const auto tmp = temp_name_for(path);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) fail(path, "cannot create temporary file", errno);
+    write_all(fd, content, path, tmp);
+    if (::fsync(fd) != 0 && errno != EINVAL) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        fail(path, "fsync failed", err);
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        fail(path, "rename failed", err);
+    }
+}
+
+std::string read_file(const std::filesystem::path& path, std::size_t max_bytes) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw std::runtime_error("cannot read '" + path.string() + "': it is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read '" + path.string() + "': " + std::strerror(errno));
+    std::string content;
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        content.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (content.size() > max_bytes)
+            throw std::runtime_error("cannot read '" + path.string() + "': larger than " +
+                                     std::to_string(max_bytes >> 20) + " MiB");
+    }
+    if (in.bad()) throw std::runtime_error("cannot read '" + path.string() + "': read error");
+    return content;
+}
+
+}  // namespace clprobe

@@ -1,0 +1,113 @@
+#pragma once
+// The run's data model. Probes produce it, rules annotate it, renderers and `compare` read it;
+// saved as JSON it is the interchange format (docs/report-schema.md).
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/device_info.hpp"
+#include "core/stats.hpp"
+
+namespace clprobe {
+
+using Labels = std::map<std::string, std::string>;
+
+enum class ProbeStatus { ok, unsupported, skipped, error };
+enum class TimerKind { device_profiling, host_steady_clock, none };
+enum class Severity { info, low, medium, high };
+
+std::string_view to_string(ProbeStatus s);
+std::string_view to_string(TimerKind t);
+std::string_view to_string(Severity s);
+std::optional<ProbeStatus> probe_status_from(std::string_view s);
+std::optional<TimerKind> timer_kind_from(std::string_view s);
+std::optional<Severity> severity_from(std::string_view s);
+
+struct Measurement {
+    std::string metric;  // stable dotted id, e.g. kernel.peak.bandwidth
+    std::string unit;    // GB/s, GFLOP/s, us, ms, count...
+    Labels labels;       // variant coordinates: access=read, vector=8...
+    std::vector<double> samples;
+    Summary summary;
+    bool higher_is_better = true;
+    TimerKind timer = TimerKind::none;
+    std::int64_t iterations_per_sample = 1;
+    std::string note;  // how the number was obtained when not obvious (e.g. "best of 30 variants")
+};
+
+struct ProbeResult {
+    std::string id;     // e.g. kernel.bandwidth
+    std::string layer;  // system, topology, transfer, kernel
+    std::string title;
+    ProbeStatus status = ProbeStatus::ok;
+    std::string reason;  // why it is not ok; the OpenCL call and error name for errors
+    std::vector<Measurement> measurements;
+    nlohmann::json attributes = nlohmann::json::object();
+    double wall_seconds = 0;
+};
+
+struct Evidence {
+    std::string metric;
+    Labels labels;
+    double value = 0;
+    std::string unit;
+    std::string expectation;  // what good looks like on this machine
+};
+
+struct Finding {
+    std::string id;  // stable dotted id documented in docs/findings.md
+    std::string layer;
+    Severity severity = Severity::info;
+    std::string title;
+    std::vector<Evidence> evidence;
+    std::string suggestion;
+    std::optional<double> estimated_gain;  // fraction of the pipeline's time saved, 0..1
+    std::string gain_basis;                // what the gain was computed from
+    double confidence = 0;                 // 0..1, lowered by measurement noise
+    int rank = 0;                          // 1 = most important
+};
+
+struct SkippedRule {
+    std::string rule;
+    std::string reason;
+};
+
+struct RunReport {
+    static constexpr std::string_view schema_id = "clprobe.report";
+    static constexpr int current_schema_version = 1;
+
+    std::string schema{schema_id};
+    int schema_version = current_schema_version;
+    std::string tool_version;
+    std::string created_at;  // UTC, ISO 8601
+    std::vector<std::string> command_line;
+    nlohmann::json options = nlohmann::json::object();
+    HostInfo host;
+    std::optional<DeviceInfo> device;
+    std::vector<ProbeResult> results;
+    std::vector<Finding> findings;
+    std::vector<SkippedRule> rules_not_evaluated;
+    bool complete = true;  // false when the run was interrupted
+    double wall_seconds = 0;
+};
+
+// Builds a measurement from raw samples, summarising them.
+Measurement make_measurement(std::string metric, std::string unit, Labels labels,
+                             std::vector<double> samples, TimerKind timer,
+                             bool higher_is_better = true);
+
+// Lookups used by rules and renderers: the first measurement with this metric whose labels
+// contain every pair in `labels`.
+const Measurement* find_measurement(const RunReport& report, std::string_view metric,
+                                    const Labels& labels = {});
+const Measurement* find_measurement(const ProbeResult& result, std::string_view metric,
+                                    const Labels& labels = {});
+const ProbeResult* find_result(const RunReport& report, std::string_view probe_id);
+
+std::string labels_to_string(const Labels& labels);  // "access=read,vector=8"
+
+}  // namespace clprobe

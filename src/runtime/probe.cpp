@@ -1,0 +1,35 @@
+#include "runtime/probe.hpp"
+
+namespace clprobe {
+
+std::string_view to_string(RunMode mode) {
+    switch (mode) {
+        case RunMode::quick: return "quick";
+        case RunMode::full: return "full";
+        default: return "standard";
+    }
+}
+
+SamplerConfig sampler_for(RunMode mode) {
+    SamplerConfig c;
+    switch (mode) {
+        case RunMode::quick:
+            c.samples = 5;
+            c.target_seconds = 0.01;
+            c.budget_seconds = 2;
+            break;
+        case RunMode::standard:
+            c.samples = 7;
+            c.target_seconds = 0.025;
+            c.budget_seconds = 6;
+            break;
+        case RunMode::full:
+            c.samples = 15;
+            c.target_seconds = 0.05;
+            c.budget_seconds = 30;
+            break;
+    }
+    return c;
+}
+
+}  // namespace clprobe

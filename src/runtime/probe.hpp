@@ -1,0 +1,60 @@
+#pragma once
+// The probe interface. A probe measures and returns data: it never prints and never exits.
+// Unsupported and skipped outcomes are exceptions so a probe can bail out from any depth.
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/report.hpp"
+#include "runtime/sampler.hpp"
+
+namespace clprobe {
+
+class DeviceSession;
+
+enum class RunMode { quick, standard, full };
+std::string_view to_string(RunMode mode);
+
+struct RunOptions {
+    RunMode mode = RunMode::standard;
+    std::vector<std::string> layers;  // empty: all
+    bool use_cache = true;
+};
+
+// Sampling effort per mode: quick keeps `diagnose --quick` inside seconds, full trades time for
+// tighter confidence intervals.
+SamplerConfig sampler_for(RunMode mode);
+
+struct ProbeContext {
+    DeviceSession* device = nullptr;  // null for probes that do not need one
+    const RunOptions& options;
+    const std::vector<ProbeResult>& earlier;  // results of probes that ran before this one
+};
+
+class ProbeUnsupported : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+class ProbeSkipped : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// A workload whose output did not match the host reference: its time must not count.
+class VerificationError : public std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class Probe {
+public:
+    virtual ~Probe() = default;
+    virtual std::string id() const = 0;  // stable dotted id, e.g. kernel.bandwidth
+    virtual std::string layer() const = 0;
+    virtual std::string title() const = 0;
+    virtual bool needs_device() const { return true; }
+    // Fills out.measurements and out.attributes; throws to end in another status.
+    virtual void run(ProbeContext& ctx, ProbeResult& out) = 0;
+};
+
+using ProbeList = std::vector<std::unique_ptr<Probe>>;
+
+}  // namespace clprobe

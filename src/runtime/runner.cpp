@@ -1,0 +1,120 @@
+#include "runtime/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+
+#include "cl/cl_error.hpp"
+
+namespace clprobe {
+
+const std::vector<std::string>& known_layers() {
+    static const std::vector<std::string> layers{"system", "topology", "transfer", "kernel"};
+    return layers;
+}
+
+std::vector<std::string> parse_layers(const std::string& list) {
+    std::vector<std::string> out;
+    std::stringstream in(list);
+    for (std::string item; std::getline(in, item, ',');) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (item.empty()) continue;
+        const auto& known = known_layers();
+        if (std::find(known.begin(), known.end(), item) == known.end())
+            throw std::invalid_argument("unknown layer '" + item + "' (choose from system, topology, transfer, kernel)");
+        if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    }
+    if (out.empty()) throw std::invalid_argument("--layers needs at least one layer");
+    return out;
+}
+
+namespace {
+
+// Build logs can run to pages; the report keeps enough to see the first errors.
+std::string first_lines(const std::string& text, std::size_t max_lines) {
+    std::istringstream in(text);
+    std::string out;
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line) && n < max_lines; ++n) out += line + "\n";
+    if (n == max_lines) out += "...\n";
+    return out;
+}
+
+}  // namespace
+
+ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
+    ProbeResult r;
+    r.id = probe.id();
+    r.layer = probe.layer();
+    r.title = probe.title();
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        if (probe.needs_device() && ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
+        probe.run(ctx, r);
+        r.status = ProbeStatus::ok;
+    } catch (const ProbeUnsupported& e) {
+        r.status = ProbeStatus::unsupported;
+        r.reason = e.what();
+    } catch (const ProbeSkipped& e) {
+        r.status = ProbeStatus::skipped;
+        r.reason = e.what();
+    } catch (const KernelBuildError& e) {
+        r.status = ProbeStatus::error;
+        r.reason = e.what();
+        r.attributes["build_log"] = first_lines(e.log(), 40);
+    } catch (const ClError& e) {
+        r.status = ProbeStatus::error;
+        r.reason = e.what();
+    } catch (const cl::Error& e) {
+        r.status = ProbeStatus::error;
+        r.reason = to_cl_error(e).what();
+    } catch (const VerificationError& e) {
+        r.status = ProbeStatus::error;
+        r.reason = std::string("verification failed: ") + e.what();
+    } catch (const std::bad_alloc&) {
+        r.status = ProbeStatus::error;
+        r.reason = "out of host memory";
+    } catch (const std::exception& e) {
+        r.status = ProbeStatus::error;
+        r.reason = e.what();
+    }
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* device,
+                                    const RunOptions& options, const RunnerHooks& hooks) {
+    std::vector<ProbeResult> results;
+    std::vector<Probe*> selected;
+    for (const auto& p : probes)
+        if (options.layers.empty() ||
+            std::find(options.layers.begin(), options.layers.end(), p->layer()) != options.layers.end())
+            selected.push_back(p.get());
+
+    for (std::size_t i = 0; i < selected.size(); ++i) {
+        if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
+        ProbeContext ctx{device, options, results};
+        results.push_back(run_probe(*selected[i], ctx));
+        if (hooks.on_finish) hooks.on_finish(results.back());
+    }
+    // A layer the user asked for that has no probes yet is said so, not silently dropped.
+    for (const auto& layer : options.layers) {
+        const bool has_probe = std::any_of(selected.begin(), selected.end(),
+                                           [&](const Probe* p) { return p->layer() == layer; });
+        if (!has_probe) {
+            ProbeResult r;
+            r.id = layer + ".layer";
+            r.layer = layer;
+            r.title = "The " + layer + " layer";
+            r.status = ProbeStatus::skipped;
+            r.reason = "this clprobe version has no probes in the " + layer + " layer yet";
+            results.push_back(std::move(r));
+        }
+    }
+    return results;
+}
+
+}  // namespace clprobe

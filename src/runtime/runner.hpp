@@ -1,0 +1,29 @@
+#pragma once
+// Runs the selected probes in registry order. A probe that throws ends in its own status; the run
+// always goes on to the next probe.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/probe.hpp"
+
+namespace clprobe {
+
+// The layers `--layers` accepts, in the order they run.
+const std::vector<std::string>& known_layers();
+
+// Parses "system,kernel"; throws std::invalid_argument naming an unknown layer.
+std::vector<std::string> parse_layers(const std::string& list);
+
+struct RunnerHooks {
+    std::function<void(const Probe&, std::size_t index, std::size_t total)> on_start;
+    std::function<void(const ProbeResult&)> on_finish;
+};
+
+// Runs one probe with all failure handling; used by run_probes and by tests.
+ProbeResult run_probe(Probe& probe, ProbeContext& ctx);
+
+std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* device,
+                                    const RunOptions& options, const RunnerHooks& hooks = {});
+
+}  // namespace clprobe
