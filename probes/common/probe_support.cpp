@@ -10,14 +10,10 @@
 namespace clprobe {
 
 const Measurement* best_by_median(const std::vector<Measurement>& measurements, std::string_view metric) {
-    const Measurement* best = nullptr;
-    for (const auto& m : measurements) {
-        if (m.metric != metric) continue;
-        if (!best || (m.higher_is_better ? m.summary.median > best->summary.median
-                                         : m.summary.median < best->summary.median))
-            best = &m;
-    }
-    return best;
+    std::vector<const Measurement*> candidates;
+    for (const auto& m : measurements)
+        if (m.metric == metric) candidates.push_back(&m);
+    return best_median(candidates);
 }
 
 Measurement headline_from(const Measurement& best, std::string metric, std::size_t variant_count) {
@@ -28,8 +24,7 @@ Measurement headline_from(const Measurement& best, std::string metric, std::size
     return h;
 }
 
-std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, int buffers,
-                               std::uint64_t granule) {
+std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, int buffers, std::uint64_t granule) {
     std::uint64_t limit = wanted;
     if (device.max_alloc_bytes) limit = std::min(limit, device.max_alloc_bytes);
     // Leave a fifth of device memory to the driver and other users of the device.

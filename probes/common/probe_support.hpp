@@ -20,8 +20,7 @@ Measurement headline_from(const Measurement& best, std::string metric, std::size
 
 // Largest buffer size <= wanted that the device and host can hold `buffers` times over, rounded
 // down to a multiple of `granule` bytes. Throws ProbeUnsupported when not even one granule fits.
-std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, int buffers,
-                               std::uint64_t granule);
+std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, int buffers, std::uint64_t granule);
 
 // Buffer creation that names the failing call and the size asked for.
 cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t bytes);

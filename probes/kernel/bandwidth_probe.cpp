@@ -19,15 +19,20 @@ constexpr int vector_widths[] = {1, 2, 4, 8, 16};
 constexpr const char* patterns[] = {"interleaved", "chunked"};
 enum class Access { read, write, copy };
 constexpr Access accesses[] = {Access::read, Access::write, Access::copy};
-const char* name_of(Access a) { return a == Access::read ? "read" : a == Access::write ? "write" : "copy"; }
+const char* name_of(Access a) {
+    return a == Access::read ? "read" : a == Access::write ? "write" : "copy";
+}
 
 // The input pattern: small integers, so every partial sum of the read kernels is exact in float
 // and the host can demand the exact total.
-float input_value(std::uint64_t float_index) { return static_cast<float>(float_index & 7); }
+float input_value(std::uint64_t float_index) {
+    return static_cast<float>(float_index & 7);
+}
 
 std::size_t pow2_at_most(std::size_t n) {
     std::size_t p = 1;
-    while (p * 2 <= n) p *= 2;
+    while (p * 2 <= n)
+        p *= 2;
     return p;
 }
 
@@ -46,14 +51,14 @@ void verify_windows(cl::CommandQueue& q, cl::Buffer& buffer, std::uint64_t float
         for (std::uint64_t i = 0; i < window; ++i) {
             const float want = expected(first + i);
             if (host[i] != want)
-                throw VerificationError(fmt::format("{}: element {} is {} (expected {})", what, first + i,
-                                                    host[i], want));
+                throw VerificationError(
+                    fmt::format("{}: element {} is {} (expected {})", what, first + i, host[i], want));
         }
     }
 }
 
 class BandwidthProbe final : public Probe {
-public:
+  public:
     std::string id() const override { return "kernel.bandwidth"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Global-memory bandwidth ceiling"; }
@@ -63,7 +68,8 @@ public:
         const DeviceInfo& info = s.info();
         cl::CommandQueue& q = s.queue();
 
-        const std::size_t local = pow2_at_most(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
+        const std::size_t local =
+            pow2_at_most(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
         // 32 work-groups per compute unit keeps every GPU SM busy with several resident groups and
         // gives CPU devices enough groups to balance across cores.
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
@@ -72,7 +78,7 @@ public:
         const std::uint64_t granule = std::uint64_t{items} * 16 * 2 * sizeof(float);
 
         // Several times the last-level cache, so the caches cannot serve the working set.
-        const std::uint64_t base = ctx.options.mode == RunMode::quick ? (128ull << 20)
+        const std::uint64_t base = ctx.options.mode == RunMode::quick  ? (128ull << 20)
                                    : ctx.options.mode == RunMode::full ? (1ull << 30)
                                                                        : (256ull << 20);
         const std::uint64_t cache_factor = ctx.options.mode == RunMode::full ? 8 : 4;
@@ -85,7 +91,8 @@ public:
         cl::Buffer sums = make_buffer(s.context(), CL_MEM_READ_WRITE, items * 16 * sizeof(float));
         {
             std::vector<float> init(floats);
-            for (std::uint64_t i = 0; i < floats; ++i) init[i] = input_value(i);
+            for (std::uint64_t i = 0; i < floats; ++i)
+                init[i] = input_value(i);
             q.enqueueWriteBuffer(a, CL_TRUE, 0, bytes, init.data());
         }
         const double expected_total = static_cast<double>(floats / 8) * 28.0;
@@ -116,12 +123,13 @@ public:
                     auto batch = [&](std::int64_t n) {
                         return time_commands(q, s.profiling(), n, [&] {
                             cl::Event e;
-                            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
+                            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
+                                                   &e);
                             return e;
                         });
                     };
                     const SampleSet set = run_samples(batch, config);
-                    verify(q, access, name, a, b, sums, floats, items, w, seed, expected_total);
+                    verify(q, access, name, b, sums, floats, items, w, seed, expected_total);
 
                     const double moved = static_cast<double>(access == Access::copy ? 2 * bytes : bytes);
                     Measurement m = make_measurement(
@@ -134,25 +142,26 @@ public:
             }
         }
         const std::size_t variants = out.measurements.size();
-        out.measurements.push_back(headline_from(*best_by_median(out.measurements, "kernel.bandwidth"),
-                                                 "kernel.peak.bandwidth", variants));
+        out.measurements.push_back(
+            headline_from(*best_by_median(out.measurements, "kernel.bandwidth"), "kernel.peak.bandwidth", variants));
         out.attributes["buffer_bytes"] = bytes;
         out.attributes["work_items"] = items;
         out.attributes["local_size"] = local;
         out.attributes["bytes_counted"] = "read: buffer size; write: buffer size; copy: twice the buffer size";
     }
 
-private:
-    static void verify(cl::CommandQueue& q, Access access, const std::string& name, cl::Buffer& a, cl::Buffer& b,
-                       cl::Buffer& sums, std::uint64_t floats, std::size_t items, int w, float seed,
-                       double expected_total) {
+  private:
+    static void verify(cl::CommandQueue& q, Access access, const std::string& name, cl::Buffer& b, cl::Buffer& sums,
+                       std::uint64_t floats, std::size_t items, int w, float seed, double expected_total) {
         if (access == Access::read) {
             std::vector<float> partial(items * static_cast<std::size_t>(w));
             q.enqueueReadBuffer(sums, CL_TRUE, 0, partial.size() * sizeof(float), partial.data());
             double total = 0;
-            for (float p : partial) total += p;
+            for (float p : partial)
+                total += p;
             if (std::fabs(total - expected_total) > 0.5 + 1e-7 * expected_total)
-                throw VerificationError(fmt::format("{}: sum of the input is {} (expected {})", name, total, expected_total));
+                throw VerificationError(
+                    fmt::format("{}: sum of the input is {} (expected {})", name, total, expected_total));
         } else if (access == Access::write) {
             verify_windows(q, b, floats, name, [&](std::uint64_t f) {
                 return static_cast<float>((f / static_cast<std::uint64_t>(w)) & 7) + seed;
@@ -165,6 +174,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Probe> make_bandwidth_probe() { return std::make_unique<BandwidthProbe>(); }
+std::unique_ptr<Probe> make_bandwidth_probe() {
+    return std::make_unique<BandwidthProbe>();
+}
 
 }  // namespace clprobe

@@ -17,7 +17,7 @@ constexpr const char* subject_file = "peak/compute.cl";
 constexpr const char* subject_options = "-D REAL=float";
 
 class BuildTimeProbe final : public Probe {
-public:
+  public:
     std::string id() const override { return "kernel.build"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Program build time"; }
@@ -32,16 +32,17 @@ public:
         std::vector<double> cold;
         for (int i = 0; i < cold_builds; ++i) {
             const auto nonce = (std::uint64_t{rd()} << 32) | rd();
-            cold.push_back(lib.build_from_source(subject_file, fmt::format("{} -D CLPROBE_BUILD_NONCE={}",
-                                                                           subject_options, nonce))
-                               .build_ms);
+            cold.push_back(
+                lib.build_from_source(subject_file, fmt::format("{} -D CLPROBE_BUILD_NONCE={}", subject_options, nonce))
+                    .build_ms);
         }
         add(out, "cold", std::move(cold));
 
         // From source again: drivers with their own cache (PoCL, NVIDIA) answer from it.
         lib.build_from_source(subject_file, subject_options);
         std::vector<double> driver;
-        for (int i = 0; i < warm_builds; ++i) driver.push_back(lib.build_from_source(subject_file, subject_options).build_ms);
+        for (int i = 0; i < warm_builds; ++i)
+            driver.push_back(lib.build_from_source(subject_file, subject_options).build_ms);
         add(out, "driver_cache", std::move(driver));
 
         // From clprobe's binary cache (clCreateProgramWithBinary + build).
@@ -63,7 +64,7 @@ public:
         out.attributes["subject"] = fmt::format("{} {}", subject_file, subject_options);
     }
 
-private:
+  private:
     static void add(ProbeResult& out, const char* path, std::vector<double> samples) {
         out.measurements.push_back(make_measurement("kernel.build.time", "ms", {{"path", path}}, std::move(samples),
                                                     TimerKind::host_steady_clock, /*higher_is_better=*/false));
@@ -72,6 +73,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Probe> make_build_time_probe() { return std::make_unique<BuildTimeProbe>(); }
+std::unique_ptr<Probe> make_build_time_probe() {
+    return std::make_unique<BuildTimeProbe>();
+}
 
 }  // namespace clprobe

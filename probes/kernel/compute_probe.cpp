@@ -19,7 +19,9 @@ namespace clprobe {
 namespace {
 
 constexpr int vector_widths[] = {1, 2, 4, 8, 16};
-int chains_for(int width) { return width == 16 ? 4 : 8; }  // as in kernels/peak/compute.cl
+int chains_for(int width) {
+    return width == 16 ? 4 : 8;
+}  // as in kernels/peak/compute.cl
 
 // b and c are exact in half, float and double, so host and device start from the same values;
 // the recurrence converges to c / (1 - b) = 1 and its rounding error stays below 1/(1-b) = 8 ulp.
@@ -36,9 +38,12 @@ struct PrecisionTraits {
 
 PrecisionTraits traits_of(Precision p) {
     switch (p) {
-        case Precision::fp16: return {"fp16", "-D REAL=half -D REAL_IS_HALF", 2, 2e-2};
-        case Precision::fp64: return {"fp64", "-D REAL=double -D REAL_IS_DOUBLE", 8, 1e-12};
-        default: return {"fp32", "-D REAL=float", 4, 1e-5};
+        case Precision::fp16:
+            return {"fp16", "-D REAL=half -D REAL_IS_HALF", 2, 2e-2};
+        case Precision::fp64:
+            return {"fp64", "-D REAL=double -D REAL_IS_DOUBLE", 8, 1e-12};
+        default:
+            return {"fp32", "-D REAL=float", 4, 1e-5};
     }
 }
 
@@ -75,7 +80,7 @@ double start_value(std::uint64_t item, int chain) {
 }
 
 class ComputeProbe final : public Probe {
-public:
+  public:
     explicit ComputeProbe(Precision p) : precision_(p), traits_(traits_of(p)) {}
     std::string id() const override { return std::string("kernel.compute.") + traits_.name; }
     std::string layer() const override { return "kernel"; }
@@ -126,8 +131,7 @@ public:
             const SampleSet set = run_samples(batch, config);
             verify(q, result, items, w, trips);
 
-            const double flops_per_iteration =
-                static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
+            const double flops_per_iteration = static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
             Measurement m = make_measurement("kernel.compute", "GFLOP/s",
                                              {{"precision", traits_.name}, {"vector", std::to_string(w)}},
                                              to_rates(set, flops_per_iteration, 1e-9), set.timer);
@@ -142,7 +146,7 @@ public:
         out.attributes["flops_counted"] = "2 per FMA per vector lane";
     }
 
-private:
+  private:
     void set_coefficients(cl::Kernel& k) const {
         if (precision_ == Precision::fp64) {
             k.setArg(1, static_cast<cl_double>(coef_b));
@@ -179,7 +183,8 @@ private:
         for (std::size_t probe = 0; probe < 64; ++probe) {
             const std::size_t item = probe * (items - 1) / 63;
             double expected = 0;
-            for (int j = 0; j < chains; ++j) expected += chain_value(start_value(item, j), trips);
+            for (int j = 0; j < chains; ++j)
+                expected += chain_value(start_value(item, j), trips);
             for (int lane = 0; lane < w; ++lane) {
                 const double got = element(item * static_cast<std::size_t>(w) + static_cast<std::size_t>(lane));
                 if (!(std::fabs(got - expected) <= traits_.tolerance * std::fabs(expected)))
@@ -195,6 +200,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Probe> make_compute_probe(Precision precision) { return std::make_unique<ComputeProbe>(precision); }
+std::unique_ptr<Probe> make_compute_probe(Precision precision) {
+    return std::make_unique<ComputeProbe>(precision);
+}
 
 }  // namespace clprobe

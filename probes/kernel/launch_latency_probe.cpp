@@ -16,7 +16,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 class LaunchLatencyProbe final : public Probe {
-public:
+  public:
     std::string id() const override { return "kernel.launch"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Kernel launch latency"; }
@@ -25,7 +25,9 @@ public:
         DeviceSession& s = *ctx.device;
         cl::CommandQueue& q = s.queue();
         cl::Kernel k = s.kernels().kernel("peak/launch.cl", "empty");
-        auto enqueue = [&](cl::Event* e) { q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(1), cl::NullRange, nullptr, e); };
+        auto enqueue = [&](cl::Event* e) {
+            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(1), cl::NullRange, nullptr, e);
+        };
 
         SamplerConfig config = sampler_for(ctx.options.mode);
         config.max_iterations = 100000;
@@ -49,7 +51,8 @@ public:
         const SampleSet back_to_back = run_samples(
             [&](std::int64_t n) {
                 const auto t = std::chrono::steady_clock::now();
-                for (std::int64_t i = 0; i < n; ++i) enqueue(nullptr);
+                for (std::int64_t i = 0; i < n; ++i)
+                    enqueue(nullptr);
                 cl_check(clFinish(q()), "clFinish");
                 return TimedBatch{seconds_since(t), TimerKind::host_steady_clock};
             },
@@ -76,10 +79,10 @@ public:
         }
     }
 
-private:
+  private:
     static void add(ProbeResult& out, const char* kind, const SampleSet& set) {
-        Measurement m = make_measurement("kernel.launch.latency", "us", {{"kind", kind}}, to_times(set, 1e6),
-                                         set.timer, /*higher_is_better=*/false);
+        Measurement m = make_measurement("kernel.launch.latency", "us", {{"kind", kind}}, to_times(set, 1e6), set.timer,
+                                         /*higher_is_better=*/false);
         m.iterations_per_sample = set.iterations;
         out.measurements.push_back(std::move(m));
     }
@@ -87,6 +90,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Probe> make_launch_latency_probe() { return std::make_unique<LaunchLatencyProbe>(); }
+std::unique_ptr<Probe> make_launch_latency_probe() {
+    return std::make_unique<LaunchLatencyProbe>();
+}
 
 }  // namespace clprobe

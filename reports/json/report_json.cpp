@@ -12,9 +12,8 @@ using nlohmann::json;
 namespace {
 
 json summary_to_json(const Summary& s) {
-    return {{"n", s.n},           {"min", s.min},       {"max", s.max},
-            {"median", s.median}, {"mean", s.mean},     {"stddev", s.stddev},
-            {"cv", s.cv},         {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
+    return {{"n", s.n},           {"min", s.min}, {"max", s.max},           {"median", s.median},      {"mean", s.mean},
+            {"stddev", s.stddev}, {"cv", s.cv},   {"ci95_low", s.ci95_low}, {"ci95_high", s.ci95_high}};
 }
 
 json measurement_to_json(const Measurement& m) {
@@ -98,7 +97,8 @@ json report_to_json(const RunReport& r) {
     json results = json::array();
     for (const auto& p : r.results) {
         json measurements = json::array();
-        for (const auto& m : p.measurements) measurements.push_back(measurement_to_json(m));
+        for (const auto& m : p.measurements)
+            measurements.push_back(measurement_to_json(m));
         results.push_back({{"id", p.id},
                            {"layer", p.layer},
                            {"title", p.title},
@@ -109,7 +109,8 @@ json report_to_json(const RunReport& r) {
                            {"wall_seconds", p.wall_seconds}});
     }
     json findings = json::array();
-    for (const auto& f : r.findings) findings.push_back(finding_to_json(f));
+    for (const auto& f : r.findings)
+        findings.push_back(finding_to_json(f));
     json skipped = json::array();
     for (const auto& s : r.rules_not_evaluated)
         skipped.push_back({{"rule", s.rule}, {"reason", s.reason}});
@@ -145,7 +146,7 @@ namespace {
 
 // Walks the JSON tree, carrying the field path for error messages.
 class Field {
-public:
+  public:
     Field(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
 
     [[noreturn]] void fail(const std::string& problem) const {
@@ -207,16 +208,18 @@ public:
     }
     std::vector<std::string> strings() const {
         std::vector<std::string> out;
-        for (std::size_t i = 0, n = array_size(); i < n; ++i) out.push_back(index(i).str());
+        for (std::size_t i = 0, n = array_size(); i < n; ++i)
+            out.push_back(index(i).str());
         return out;
     }
     Labels labels() const {
         Labels out;
-        for (const auto& [k, v] : object().items()) out[k] = Field(v, join(k.c_str())).str();
+        for (const auto& [k, v] : object().items())
+            out[k] = Field(v, join(k.c_str())).str();
         return out;
     }
 
-private:
+  private:
     std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
     const json& j_;
     std::string path_;
@@ -332,8 +335,8 @@ RunReport report_from_json(const json& j) {
     RunReport r;
     r.schema = root.at("schema").str();
     if (r.schema != RunReport::schema_id)
-        root.at("schema").fail("not a clprobe report (expected '" + std::string(RunReport::schema_id) +
-                               "', found '" + r.schema + "')");
+        root.at("schema").fail("not a clprobe report (expected '" + std::string(RunReport::schema_id) + "', found '" +
+                               r.schema + "')");
     r.schema_version = root.at("schema_version").integer<int>(1);
     if (r.schema_version != RunReport::current_schema_version)
         root.at("schema_version")
@@ -374,8 +377,7 @@ RunReport report_from_json(const json& j) {
         r.findings.push_back(read_finding(findings.index(i)));
     const Field skipped = root.at("rules_not_evaluated");
     for (std::size_t i = 0, n = skipped.array_size(); i < n; ++i)
-        r.rules_not_evaluated.push_back(
-            {skipped.index(i).at("rule").str(), skipped.index(i).at("reason").str()});
+        r.rules_not_evaluated.push_back({skipped.index(i).at("rule").str(), skipped.index(i).at("reason").str()});
     r.complete = root.at("complete").boolean();
     r.wall_seconds = root.at("wall_seconds").non_negative();
     return r;

@@ -18,9 +18,12 @@ struct Palette {
     std::string status(ProbeStatus st) const {
         const std::string name(to_string(st));
         switch (st) {
-            case ProbeStatus::ok: return wrap("32", name);
-            case ProbeStatus::error: return wrap("31", name);
-            default: return wrap("33", name);
+            case ProbeStatus::ok:
+                return wrap("32", name);
+            case ProbeStatus::error:
+                return wrap("31", name);
+            default:
+                return wrap("33", name);
         }
     }
 };
@@ -47,9 +50,10 @@ void render_findings(std::string& out, const RunReport& r, const Palette& p) {
         out += fmt::format("     {} · severity {} · confidence {:.2f} · {}\n", gain, to_string(f.severity),
                            f.confidence, p.dim(f.id));
         for (const auto& e : f.evidence)
-            out += fmt::format("     evidence: {} = {:.4g} {}{}\n",
-                               e.labels.empty() ? e.metric : fmt::format("{}{{{}}}", e.metric, labels_to_string(e.labels)),
-                               e.value, e.unit, e.expectation.empty() ? "" : " (" + e.expectation + ")");
+            out +=
+                fmt::format("     evidence: {} = {:.4g} {}{}\n",
+                            e.labels.empty() ? e.metric : fmt::format("{}{{{}}}", e.metric, labels_to_string(e.labels)),
+                            e.value, e.unit, e.expectation.empty() ? "" : " (" + e.expectation + ")");
         out += fmt::format("     do: {}\n", f.suggestion);
         if (!f.gain_basis.empty()) out += fmt::format("     {}\n", p.dim("gain basis: " + f.gain_basis));
     }
@@ -58,7 +62,8 @@ void render_findings(std::string& out, const RunReport& r, const Palette& p) {
 void render_results(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {
     out += p.bold("Probes") + "\n";
     for (const auto& res : r.results) {
-        out += fmt::format("  {:<22} {:<9} {:>6.1f} s  {}\n", res.id, p.status(res.status), res.wall_seconds, res.title);
+        out +=
+            fmt::format("  {:<22} {:<9} {:>6.1f} s  {}\n", res.id, p.status(res.status), res.wall_seconds, res.title);
         if (!res.reason.empty()) out += fmt::format("      reason: {}\n", res.reason);
         // Without --verbose, a probe with many variants shows its headlines only.
         const bool all = o.verbose || res.measurements.size() <= 6;
@@ -69,9 +74,12 @@ void render_results(std::string& out, const RunReport& r, const TextOptions& o, 
                 continue;
             }
             out += fmt::format("      {:<52} {}\n", metric_name(m), format_measurement_value(m));
-            if (!m.note.empty() && (o.verbose || m.labels.empty())) out += fmt::format("      {:<52} {}\n", "", p.dim(m.note));
+            if (!m.note.empty() && (o.verbose || m.labels.empty()))
+                out += fmt::format("      {:<52} {}\n", "", p.dim(m.note));
         }
-        if (hidden) out += fmt::format("      {}\n", p.dim(fmt::format("({} variant measurements; --verbose lists them)", hidden)));
+        if (hidden)
+            out += fmt::format("      {}\n",
+                               p.dim(fmt::format("({} variant measurements; --verbose lists them)", hidden)));
     }
 }
 
@@ -96,17 +104,22 @@ std::string render_device_info(const DeviceInfo& d) {
     row("compute units", std::to_string(d.compute_units));
     row("max clock", fmt::format("{} MHz", d.max_clock_mhz));
     row("global memory", mib(d.global_mem_bytes));
-    row("global memory cache", fmt::format("{} (line {} B)", mib(d.global_mem_cache_bytes), d.global_mem_cacheline_bytes));
-    row("local memory", fmt::format("{} ({})", mib(d.local_mem_bytes), d.local_mem_dedicated ? "dedicated" : "emulated in global memory"));
+    row("global memory cache",
+        fmt::format("{} (line {} B)", mib(d.global_mem_cache_bytes), d.global_mem_cacheline_bytes));
+    row("local memory", fmt::format("{} ({})", mib(d.local_mem_bytes),
+                                    d.local_mem_dedicated ? "dedicated" : "emulated in global memory"));
     row("max allocation", mib(d.max_alloc_bytes));
     row("max work-group size", std::to_string(d.max_work_group_size));
-    row("preferred work-group multiple", d.preferred_work_group_multiple ? std::to_string(d.preferred_work_group_multiple) : "unknown");
+    row("preferred work-group multiple",
+        d.preferred_work_group_multiple ? std::to_string(d.preferred_work_group_multiple) : "unknown");
     row("fp16 / fp64", fmt::format("{} / {}", d.fp16 ? "yes" : "no", d.fp64 ? "yes" : "no"));
     row("native vector width", fmt::format("float {}, double {}, half {}", d.native_vector_width_float,
                                            d.native_vector_width_double, d.native_vector_width_half));
     row("host-unified memory", d.host_unified_memory ? "yes" : "no");
-    row("queue profiling", fmt::format("{} (timer resolution {} ns)", d.profiling ? "yes" : "no", d.timer_resolution_ns));
-    row("PCI address", d.pci_address ? fmt::format("{} (via {})", *d.pci_address, d.pci_address_source) : "not exposed by the driver");
+    row("queue profiling",
+        fmt::format("{} (timer resolution {} ns)", d.profiling ? "yes" : "no", d.timer_resolution_ns));
+    row("PCI address",
+        d.pci_address ? fmt::format("{} (via {})", *d.pci_address, d.pci_address_source) : "not exposed by the driver");
     return out;
 }
 
@@ -121,14 +134,16 @@ std::string render_text(const RunReport& r, const TextOptions& o) {
                            r.device->platform_name, r.device->driver_version, r.device->selector);
     out += fmt::format("host:   {} · {} · {} logical CPUs · {}\n", r.host.hostname, r.host.cpu_model,
                        r.host.logical_cpus, r.host.os);
-    std::string mode = r.options.contains("mode") && r.options["mode"].is_string() ? r.options["mode"].get<std::string>() : "?";
+    std::string mode =
+        r.options.contains("mode") && r.options["mode"].is_string() ? r.options["mode"].get<std::string>() : "?";
     out += fmt::format("run:    {} · mode {} · {:.1f} s\n\n", r.created_at, mode, r.wall_seconds);
     render_findings(out, r, p);
     out += "\n";
     render_results(out, r, o, p);
     if (o.verbose && !r.rules_not_evaluated.empty()) {
         out += "\n" + p.bold("Rules not evaluated") + "\n";
-        for (const auto& s : r.rules_not_evaluated) out += fmt::format("  {}: {}\n", s.rule, s.reason);
+        for (const auto& s : r.rules_not_evaluated)
+            out += fmt::format("  {}: {}\n", s.rule, s.reason);
     }
     return out;
 }

@@ -8,7 +8,8 @@ namespace clprobe {
 
 std::vector<Rule> all_rules() {
     std::vector<Rule> rules;
-    for (auto& r : kernel_rules()) rules.push_back(std::move(r));
+    for (auto& r : kernel_rules())
+        rules.push_back(std::move(r));
     return rules;
 }
 
@@ -19,7 +20,8 @@ void rank_findings(std::vector<Finding>& findings) {
         if (a.severity != b.severity) return a.severity > b.severity;
         return a.id < b.id;
     });
-    for (std::size_t i = 0; i < findings.size(); ++i) findings[i].rank = static_cast<int>(i + 1);
+    for (std::size_t i = 0; i < findings.size(); ++i)
+        findings[i].rank = static_cast<int>(i + 1);
 }
 
 void analyze(RunReport& report, const std::vector<Rule>& rules) {
@@ -27,8 +29,10 @@ void analyze(RunReport& report, const std::vector<Rule>& rules) {
     report.rules_not_evaluated.clear();
     for (const auto& rule : rules) {
         RuleOutcome outcome = rule.evaluate(report);
-        if (outcome.finding) report.findings.push_back(std::move(*outcome.finding));
-        else if (outcome.not_evaluated) report.rules_not_evaluated.push_back({rule.id, *outcome.not_evaluated});
+        if (outcome.finding)
+            report.findings.push_back(std::move(*outcome.finding));
+        else if (outcome.not_evaluated)
+            report.rules_not_evaluated.push_back({rule.id, *outcome.not_evaluated});
     }
     rank_findings(report.findings);
 }

@@ -35,4 +35,24 @@ inline constexpr double min_confidence = 0.5;
 
 Evidence evidence_of(const Measurement& m, std::string expectation = {});
 
+// A measured gap between the better and the worse of two measurements of one quantity: ratio is
+// better over worse in the direction that counts (a rate's quotient, a time's inverse quotient).
+struct Gap {
+    double ratio = 1;
+    double confidence = 0;
+    double gain() const { return 1.0 - 1.0 / ratio; }  // share of the worse one's time saved
+};
+
+// The gap when it is at least min_ratio and clears the noise (confidence >= min_confidence).
+std::optional<Gap> significant_gap(const Measurement& better, const Measurement& worse, double min_ratio);
+
+// A label's value, or "?" when a (hand-edited) report lacks it: rules never throw on input.
+std::string label_of(const Measurement& m, const std::string& key);
+
+// A comparison finding's common part: the two measurements as evidence (in this order), gain
+// and confidence from their gap.
+Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
+                           const Measurement& first, std::string first_expectation, const Measurement& second,
+                           std::string second_expectation, const Gap& gap, std::string gain_basis);
+
 }  // namespace clprobe

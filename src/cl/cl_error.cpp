@@ -7,7 +7,8 @@ namespace clprobe {
 std::string_view cl_error_name(cl_int code) {
     switch (code) {
 #define CLPROBE_ERR(name, value) \
-    case value: return #name;
+    case value:                  \
+        return #name;
         CLPROBE_ERR(CL_SUCCESS, 0)
         CLPROBE_ERR(CL_DEVICE_NOT_FOUND, -1)
         CLPROBE_ERR(CL_DEVICE_NOT_AVAILABLE, -2)
@@ -104,7 +105,8 @@ std::string_view cl_error_name(cl_int code) {
         CLPROBE_ERR(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR, -1139)
         CLPROBE_ERR(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR, -1140)
 #undef CLPROBE_ERR
-        default: return "CL_UNKNOWN_ERROR";
+        default:
+            return "CL_UNKNOWN_ERROR";
     }
 }
 
@@ -127,6 +129,8 @@ KernelBuildError::KernelBuildError(std::string kernel_file, cl_int code, std::st
       kernel_file_(std::move(kernel_file)),
       log_(std::move(log)) {}
 
-ClError to_cl_error(const cl::Error& e) { return ClError(e.what() ? e.what() : "OpenCL", e.err()); }
+ClError to_cl_error(const cl::Error& e) {
+    return ClError(e.what() ? e.what() : "OpenCL", e.err());
+}
 
 }  // namespace clprobe

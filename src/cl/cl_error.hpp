@@ -12,13 +12,13 @@ namespace clprobe {
 std::string_view cl_error_name(cl_int code);  // "CL_UNKNOWN_ERROR" for codes not in the table
 
 class ClError : public std::runtime_error {
-public:
+  public:
     ClError(std::string call, cl_int code, std::string detail = {});
     const std::string& call() const { return call_; }
     cl_int code() const { return code_; }
     const std::string& detail() const { return detail_; }
 
-private:
+  private:
     std::string call_;
     cl_int code_;
     std::string detail_;
@@ -26,12 +26,12 @@ private:
 
 // A kernel that would not build: names the kernel file and keeps the compiler's log.
 class KernelBuildError : public ClError {
-public:
+  public:
     KernelBuildError(std::string kernel_file, cl_int code, std::string log);
     const std::string& kernel_file() const { return kernel_file_; }
     const std::string& log() const { return log_; }
 
-private:
+  private:
     std::string kernel_file_;
     std::string log_;
 };

@@ -38,7 +38,8 @@ TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t c
     const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!profiling) return {host, TimerKind::host_steady_clock};
     double device = 0;
-    for (const auto& e : events) device += command_seconds(e);
+    for (const auto& e : events)
+        device += command_seconds(e);
     // A driver that reports zero-length commands has no usable profiling: say so via the timer.
     if (device <= 0) return {host, TimerKind::host_steady_clock};
     return {device, TimerKind::device_profiling};

@@ -18,7 +18,8 @@ std::string platform_string(cl_platform_id p, cl_platform_info what) {
     if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
     std::string s(size, '\0');
     if (clGetPlatformInfo(p, what, size, s.data(), nullptr) != CL_SUCCESS) return {};
-    while (!s.empty() && s.back() == '\0') s.pop_back();
+    while (!s.empty() && s.back() == '\0')
+        s.pop_back();
     return s;
 }
 }  // namespace
@@ -30,8 +31,8 @@ DeviceCatalog enumerate_devices() {
     cl_uint count = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &count);
     if (err != CL_SUCCESS || count == 0) {
-        cat.error = err != CL_SUCCESS ? ClError("clGetPlatformIDs", err).what()
-                                      : std::string("clGetPlatformIDs: no platforms");
+        cat.error =
+            err != CL_SUCCESS ? ClError("clGetPlatformIDs", err).what() : std::string("clGetPlatformIDs: no platforms");
         return cat;
     }
     std::vector<cl_platform_id> ids(count);

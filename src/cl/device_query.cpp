@@ -22,7 +22,8 @@ void read_into(const cl::Device& d, T& out) {
 }
 
 std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+    while (!s.empty() && (s.back() == '\0' || s.back() == ' '))
+        s.pop_back();
     return s;
 }
 
@@ -41,8 +42,8 @@ void read_pci_address(const cl::Device& d, DeviceInfo& info) {
     if (has_extension(info, "cl_khr_pci_bus_info")) {
         cl_device_pci_bus_info_khr bus{};
         if (raw_query(d, CL_DEVICE_PCI_BUS_INFO_KHR, bus)) {
-            info.pci_address = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", bus.pci_domain, bus.pci_bus,
-                                           bus.pci_device, bus.pci_function);
+            info.pci_address =
+                fmt::format("{:04x}:{:02x}:{:02x}.{:x}", bus.pci_domain, bus.pci_bus, bus.pci_device, bus.pci_function);
             info.pci_address_source = "cl_khr_pci_bus_info";
             return;
         }
@@ -70,8 +71,7 @@ void read_pci_address(const cl::Device& d, DeviceInfo& info) {
 
 }  // namespace
 
-DeviceInfo query_device_info(const cl::Device& d, const DeviceListing& listing,
-                             const PlatformEntry& platform) {
+DeviceInfo query_device_info(const cl::Device& d, const DeviceListing& listing, const PlatformEntry& platform) {
     DeviceInfo info;
     info.selector = std::to_string(listing.platform_index) + ":" + std::to_string(listing.device_index);
     info.platform_index = listing.platform_index;
@@ -125,7 +125,8 @@ DeviceInfo query_device_info(const cl::Device& d, const DeviceListing& listing,
     std::string extensions;
     read_into<CL_DEVICE_EXTENSIONS>(d, extensions);
     std::istringstream words(extensions);
-    for (std::string w; words >> w;) info.extensions.push_back(w);
+    for (std::string w; words >> w;)
+        info.extensions.push_back(w);
 
     cl_device_fp_config double_config = 0;
     raw_query(d, CL_DEVICE_DOUBLE_FP_CONFIG, double_config);

@@ -7,7 +7,6 @@ namespace clprobe {
 
 // Reads what matters for performance. A query the driver refuses leaves its field at the default
 // rather than failing the whole device: a report with one unknown field beats no report.
-DeviceInfo query_device_info(const cl::Device& device, const DeviceListing& listing,
-                             const PlatformEntry& platform);
+DeviceInfo query_device_info(const cl::Device& device, const DeviceListing& listing, const PlatformEntry& platform);
 
 }  // namespace clprobe

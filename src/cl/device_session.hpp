@@ -11,7 +11,7 @@
 namespace clprobe {
 
 class DeviceSession {
-public:
+  public:
     DeviceSession(cl::Device device, DeviceInfo info, KernelSources sources, CacheConfig cache);
 
     const DeviceInfo& info() const { return info_; }
@@ -27,7 +27,7 @@ public:
     // An extra in-order queue on the same context (for probes that need concurrency).
     cl::CommandQueue make_queue();
 
-private:
+  private:
     cl::Device device_;
     DeviceInfo info_;
     cl::Context context_;

@@ -48,7 +48,8 @@ void build_or_throw(cl::Program& program, const cl::Device& device, const std::s
         program.build(std::vector<cl::Device>{device}, options.c_str());
     } catch (const cl::BuildError& e) {
         std::string log;
-        for (const auto& [dev, text] : e.getBuildLog()) log += text;
+        for (const auto& [dev, text] : e.getBuildLog())
+            log += text;
         const std::string chatter = capture.finish();
         throw KernelBuildError(file, e.err(), log.empty() ? chatter : log);
     } catch (const cl::Error& e) {
@@ -63,15 +64,14 @@ void build_or_throw(cl::Program& program, const cl::Device& device, const std::s
 }  // namespace
 
 std::filesystem::path default_cache_dir() {
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        return std::filesystem::path(xdg) / "clprobe";
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "clprobe";
     if (const char* home = std::getenv("HOME"); home && *home)
         return std::filesystem::path(home) / ".cache" / "clprobe";
     return {};
 }
 
-KernelLibrary::KernelLibrary(cl::Context context, cl::Device device, const DeviceInfo& info,
-                             KernelSources sources, CacheConfig cache)
+KernelLibrary::KernelLibrary(cl::Context context, cl::Device device, const DeviceInfo& info, KernelSources sources,
+                             CacheConfig cache)
     : context_(std::move(context)),
       device_(std::move(device)),
       info_(info),

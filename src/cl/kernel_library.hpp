@@ -32,7 +32,7 @@ struct BuiltProgram {
 };
 
 class KernelLibrary {
-public:
+  public:
     KernelLibrary(cl::Context context, cl::Device device, const DeviceInfo& info, KernelSources sources,
                   CacheConfig cache);
 
@@ -48,7 +48,7 @@ public:
     const KernelSources& sources() const { return sources_; }
     const CacheConfig& cache() const { return cache_; }
 
-private:
+  private:
     std::string cache_key(const std::string& source, const std::string& options) const;
     std::filesystem::path cache_path(const std::string& key) const;
     void store_binary(const std::string& key, const cl::Program& program);

@@ -8,7 +8,9 @@
 
 namespace clprobe {
 
-KernelSources KernelSources::embedded() { return KernelSources{}; }
+KernelSources KernelSources::embedded() {
+    return KernelSources{};
+}
 
 KernelSources KernelSources::from_directory(const std::filesystem::path& dir) {
     std::error_code ec;
@@ -16,8 +18,7 @@ KernelSources KernelSources::from_directory(const std::filesystem::path& dir) {
         throw std::runtime_error("--kernel-dir '" + dir.string() + "' is not a folder");
     KernelSources s;
     s.dir_ = dir;
-    if (s.files().empty())
-        throw std::runtime_error("--kernel-dir '" + dir.string() + "' holds no .cl files");
+    if (s.files().empty()) throw std::runtime_error("--kernel-dir '" + dir.string() + "' holds no .cl files");
     return s;
 }
 
@@ -43,12 +44,15 @@ std::vector<std::string> KernelSources::files() const {
             if (it->is_regular_file() && it->path().extension() == ".cl")
                 out.push_back(std::filesystem::relative(it->path(), *dir_).generic_string());
     } else {
-        for (const auto& k : embedded::kernels()) out.emplace_back(k.path);
+        for (const auto& k : embedded::kernels())
+            out.emplace_back(k.path);
     }
     std::sort(out.begin(), out.end());
     return out;
 }
 
-std::string KernelSources::origin() const { return dir_ ? dir_->string() : "embedded"; }
+std::string KernelSources::origin() const {
+    return dir_ ? dir_->string() : "embedded";
+}
 
 }  // namespace clprobe

@@ -9,7 +9,7 @@
 namespace clprobe {
 
 class KernelSources {
-public:
+  public:
     static KernelSources embedded();
     // Throws std::runtime_error when `dir` is not a folder holding at least one .cl file.
     static KernelSources from_directory(const std::filesystem::path& dir);
@@ -19,7 +19,7 @@ public:
     std::vector<std::string> files() const;  // sorted relative paths
     std::string origin() const;              // "embedded" or the folder
 
-private:
+  private:
     std::optional<std::filesystem::path> dir_;
 };
 

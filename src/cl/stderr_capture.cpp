@@ -27,12 +27,15 @@ std::string StderrCapture::finish() {
     std::string text;
     char buf[4096];
     ::lseek(capture_fd_, 0, SEEK_SET);
-    for (ssize_t n; (n = ::read(capture_fd_, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(capture_fd_, buf, sizeof buf)) > 0;)
+        text.append(buf, static_cast<std::size_t>(n));
     ::close(capture_fd_);
     saved_fd_ = capture_fd_ = -1;
     return text;
 }
 
-StderrCapture::~StderrCapture() { finish(); }
+StderrCapture::~StderrCapture() {
+    finish();
+}
 
 }  // namespace clprobe

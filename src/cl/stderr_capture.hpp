@@ -7,7 +7,7 @@
 namespace clprobe {
 
 class StderrCapture {
-public:
+  public:
     StderrCapture();
     ~StderrCapture();
     StderrCapture(const StderrCapture&) = delete;
@@ -16,7 +16,7 @@ public:
     // Restores stderr and returns what was written meanwhile (once; later calls return "").
     std::string finish();
 
-private:
+  private:
     int saved_fd_ = -1;
     int capture_fd_ = -1;
 };

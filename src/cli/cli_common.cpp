@@ -14,8 +14,8 @@ namespace clprobe {
 
 void add_device_option(CLI::App* cmd, std::string& selector) {
     cmd->add_option("-d,--device", selector,
-                    "Device: P:D, a flat index N, gpu|cpu|accelerator, or part of its name "
-                    "(default: $CLPROBE_DEVICE, else the first GPU, else the first device)");
+                    "Device: P:D, a flat index N, gpu|cpu|accelerator, or part of its name (default: $CLPROBE_DEVICE, "
+                    "else the first GPU, else the first device)");
 }
 
 std::string device_list_text(const DeviceCatalog& catalog) {
@@ -39,10 +39,10 @@ SelectedDevice select_device(const std::string& selector_option) {
     SelectedDevice s;
     s.catalog = enumerate_devices();
     if (s.catalog.error)
-        throw UsageError(fmt::format(
-            "no OpenCL platform found ({}); install an OpenCL driver (e.g. apt-get install pocl-opencl-icd) "
-            "or check OCL_ICD_VENDORS",
-            *s.catalog.error));
+        throw UsageError(
+            fmt::format("no OpenCL platform found ({}); install an OpenCL driver (e.g. apt-get install "
+                        "pocl-opencl-icd) or check OCL_ICD_VENDORS",
+                        *s.catalog.error));
     if (s.catalog.listings.empty())
         throw UsageError("no OpenCL devices found on any platform:\n" + device_list_text(s.catalog));
 

@@ -38,10 +38,10 @@ nlohmann::json catalog_json(const DeviceCatalog& cat) {
 int run_list(const ListOptions& o) {
     const DeviceCatalog cat = enumerate_devices();
     if (cat.error)
-        throw UsageError(fmt::format(
-            "no OpenCL platform found ({}); install an OpenCL driver (e.g. apt-get install pocl-opencl-icd) "
-            "or check OCL_ICD_VENDORS",
-            *cat.error));
+        throw UsageError(
+            fmt::format("no OpenCL platform found ({}); install an OpenCL driver (e.g. apt-get install "
+                        "pocl-opencl-icd) or check OCL_ICD_VENDORS",
+                        *cat.error));
     if (o.json)
         fmt::print("{}\n", catalog_json(cat).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     else

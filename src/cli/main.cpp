@@ -13,7 +13,8 @@
 
 int main(int argc, char** argv) {
     using namespace clprobe;
-    for (int i = 0; i < argc; ++i) command_line().emplace_back(argv[i]);
+    for (int i = 0; i < argc; ++i)
+        command_line().emplace_back(argv[i]);
 
     CLI::App app{"clprobe: finds out why OpenCL work is slow on this machine", "clprobe"};
     app.set_version_flag("--version", tool_version);
@@ -23,6 +24,17 @@ int main(int argc, char** argv) {
         {"info", add_info_command(app)},
         {"diagnose", add_diagnose_command(app)},
     };
+    // CLI11 reports a stray word as a missing subcommand; name it instead.
+    if (argc > 1 && argv[1][0] != '-') {
+        const std::string word = argv[1];
+        bool known = false;
+        for (const auto& c : commands)
+            known = known || c.first == word;
+        if (!known) {
+            fmt::print(stderr, "clprobe: unknown command '{}' (commands: list, info, diagnose)\n", word);
+            return exit_code::usage;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -32,7 +44,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        fmt::print(stderr, "clprobe: {}\nRun 'clprobe --help' for usage.\n", e.what());
+        fmt::print(stderr, "clprobe: {}; run 'clprobe --help' for usage\n", e.what());
         return exit_code::usage;
     }
 

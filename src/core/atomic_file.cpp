@@ -27,8 +27,7 @@ std::filesystem::path temp_name_for(const std::filesystem::path& path) {
     throw OutputError("cannot write '" + path.string() + "': " + what + ": " + std::strerror(err));
 }
 
-void write_all(int fd, std::string_view content, const std::filesystem::path& path,
-               const std::filesystem::path& tmp) {
+void write_all(int fd, std::string_view content, const std::filesystem::path& path, const std::filesystem::path& tmp) {
     std::size_t done = 0;
     while (done < content.size()) {
         const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -52,8 +51,7 @@ void check_output_path(const std::filesystem::path& path) {
         throw OutputError("cannot write '" + path.string() + "': it is a directory");
     const auto folder = folder_of(path);
     if (!std::filesystem::is_directory(folder, ec))
-        throw OutputError("cannot write '" + path.string() + "': folder '" + folder.string() +
-                          "' does not exist");
+        throw OutputError("cannot write '" + path.string() + "': folder '" + folder.string() + "' does not exist");
     const auto probe = temp_name_for(path);
     const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) fail(path, "cannot create a file in '" + folder.string() + "'", errno);
@@ -94,8 +92,8 @@ std::string read_file(const std::filesystem::path& path, std::size_t max_bytes) 
     while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
         content.append(buffer, static_cast<std::size_t>(in.gcount()));
         if (content.size() > max_bytes)
-            throw std::runtime_error("cannot read '" + path.string() + "': larger than " +
-                                     std::to_string(max_bytes >> 20) + " MiB");
+            throw std::runtime_error("cannot read '" + path.string() + "': larger than " + std::to_string(max_bytes) +
+                                     " bytes");
     }
     if (in.bad()) throw std::runtime_error("cannot read '" + path.string() + "': read error");
     return content;

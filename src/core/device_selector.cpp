@@ -16,8 +16,10 @@ std::string lower(std::string_view s) {
 }
 
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+        s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+        s.remove_suffix(1);
     return s;
 }
 
@@ -41,26 +43,23 @@ DeviceSelector parse_device_selector(std::string_view text) {
 
     if (const auto colon = s.find(':'); colon != std::string_view::npos) {
         const auto p = trim(s.substr(0, colon)), d = trim(s.substr(colon + 1));
-        if (all_digits(p) && all_digits(d))
-            return SelectByPosition{parse_index(p, s), parse_index(d, s)};
-        // Something index-like on either side ("1:", ":0", "1:x", "0:1:2") is a typo, not a name.
-        const bool index_like = all_digits(p) || all_digits(d) || p.empty() || d.empty() ||
-                                d.find(':') != std::string_view::npos;
+        if (all_digits(p) && all_digits(d)) return SelectByPosition{parse_index(p, s), parse_index(d, s)};
+        // Something index-like on either side ("1:", ":0", "1:x", "0:1:2") is a typo, not a name;
+        // names may hold colons themselves (ROCm's "gfx90a:sramecc+:xnack-").
+        const bool index_like = all_digits(p) || all_digits(d) || p.empty() || d.empty();
         if (index_like)
             throw SelectorError("malformed device selector '" + std::string(s) +
                                 "': expected P:D with two non-negative integers");
     }
     if (all_digits(s)) return SelectByFlatIndex{parse_index(s, s)};
     if (s.front() == '-' && all_digits(s.substr(1)))
-        throw SelectorError("malformed device selector '" + std::string(s) +
-                            "': indices are non-negative");
+        throw SelectorError("malformed device selector '" + std::string(s) + "': indices are non-negative");
     const std::string l = lower(s);
     if (l == "gpu" || l == "cpu" || l == "accelerator") return SelectByType{l};
     return SelectByName{std::string(s)};
 }
 
-std::optional<std::size_t> match_device(const DeviceSelector& selector,
-                                        const std::vector<DeviceListing>& devices) {
+std::optional<std::size_t> match_device(const DeviceSelector& selector, const std::vector<DeviceListing>& devices) {
     auto find_if = [&](auto pred) -> std::optional<std::size_t> {
         for (std::size_t i = 0; i < devices.size(); ++i)
             if (pred(devices[i])) return i;
@@ -70,8 +69,7 @@ std::optional<std::size_t> match_device(const DeviceSelector& selector,
         [&](const auto& sel) -> std::optional<std::size_t> {
             using T = std::decay_t<decltype(sel)>;
             if constexpr (std::is_same_v<T, SelectDefault>) {
-                if (auto gpu = find_if([](const DeviceListing& d) { return d.type == "gpu"; }))
-                    return gpu;
+                if (auto gpu = find_if([](const DeviceListing& d) { return d.type == "gpu"; })) return gpu;
                 return devices.empty() ? std::nullopt : std::optional<std::size_t>(0);
             } else if constexpr (std::is_same_v<T, SelectByPosition>) {
                 return find_if([&](const DeviceListing& d) {
@@ -84,13 +82,11 @@ std::optional<std::size_t> match_device(const DeviceSelector& selector,
             } else {
                 // Device name first; then "platform device" so "pocl" or "nvidia" also work.
                 const std::string want = lower(sel.substring);
-                if (auto by_name = find_if([&](const DeviceListing& d) {
-                        return lower(d.device_name).find(want) != std::string::npos;
-                    }))
+                if (auto by_name = find_if(
+                        [&](const DeviceListing& d) { return lower(d.device_name).find(want) != std::string::npos; }))
                     return by_name;
                 return find_if([&](const DeviceListing& d) {
-                    return lower(d.platform_name + " " + d.device_name).find(want) !=
-                           std::string::npos;
+                    return lower(d.platform_name + " " + d.device_name).find(want) != std::string::npos;
                 });
             }
         },
@@ -101,13 +97,16 @@ std::string describe(const DeviceSelector& selector) {
     return std::visit(
         [](const auto& sel) -> std::string {
             using T = std::decay_t<decltype(sel)>;
-            if constexpr (std::is_same_v<T, SelectDefault>) return "default (first GPU, else first device)";
+            if constexpr (std::is_same_v<T, SelectDefault>)
+                return "default (first GPU, else first device)";
             else if constexpr (std::is_same_v<T, SelectByPosition>)
                 return "platform " + std::to_string(sel.platform) + ", device " + std::to_string(sel.device);
             else if constexpr (std::is_same_v<T, SelectByFlatIndex>)
                 return "device #" + std::to_string(sel.index);
-            else if constexpr (std::is_same_v<T, SelectByType>) return "first " + sel.type + " device";
-            else return "name containing '" + sel.substring + "'";
+            else if constexpr (std::is_same_v<T, SelectByType>)
+                return "first " + sel.type + " device";
+            else
+                return "name containing '" + sel.substring + "'";
         },
         selector);
 }

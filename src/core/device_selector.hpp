@@ -33,8 +33,7 @@ struct SelectByName {
 };
 struct SelectDefault {};  // first GPU, else the first device
 
-using DeviceSelector =
-    std::variant<SelectDefault, SelectByPosition, SelectByFlatIndex, SelectByType, SelectByName>;
+using DeviceSelector = std::variant<SelectDefault, SelectByPosition, SelectByFlatIndex, SelectByType, SelectByName>;
 
 class SelectorError : public std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -44,8 +43,7 @@ class SelectorError : public std::runtime_error {
 DeviceSelector parse_device_selector(std::string_view text);
 
 // Index into `devices` of the selected device, or nullopt when nothing matches.
-std::optional<std::size_t> match_device(const DeviceSelector& selector,
-                                        const std::vector<DeviceListing>& devices);
+std::optional<std::size_t> match_device(const DeviceSelector& selector, const std::vector<DeviceListing>& devices);
 
 std::string describe(const DeviceSelector& selector);
 

@@ -10,8 +10,12 @@ namespace {
 std::atomic<LogLevel> g_level{LogLevel::info};
 }
 
-void Log::set_level(LogLevel level) { g_level = level; }
-LogLevel Log::level() { return g_level; }
+void Log::set_level(LogLevel level) {
+    g_level = level;
+}
+LogLevel Log::level() {
+    return g_level;
+}
 
 void Log::write(std::string_view line) {
     std::string text(line);

@@ -10,7 +10,7 @@ namespace clprobe {
 enum class LogLevel { quiet = 0, info = 1, debug = 2 };
 
 class Log {
-public:
+  public:
     static void set_level(LogLevel level);
     static LogLevel level();
 
@@ -28,7 +28,7 @@ public:
         if (level() >= LogLevel::info) write("warning: " + fmt::format(f, std::forward<Args>(args)...));
     }
 
-private:
+  private:
     static void write(std::string_view line);
 };
 

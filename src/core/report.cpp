@@ -16,19 +16,15 @@ std::string_view enum_name(E e, const std::pair<E, std::string_view> (&table)[N]
     return "unknown";
 }
 
-constexpr std::pair<ProbeStatus, std::string_view> status_names[] = {
-    {ProbeStatus::ok, "ok"},
-    {ProbeStatus::unsupported, "unsupported"},
-    {ProbeStatus::skipped, "skipped"},
-    {ProbeStatus::error, "error"}};
-constexpr std::pair<TimerKind, std::string_view> timer_names[] = {
-    {TimerKind::device_profiling, "device_profiling"},
-    {TimerKind::host_steady_clock, "host_steady_clock"},
-    {TimerKind::none, "none"}};
-constexpr std::pair<Severity, std::string_view> severity_names[] = {{Severity::info, "info"},
-                                                                    {Severity::low, "low"},
-                                                                    {Severity::medium, "medium"},
-                                                                    {Severity::high, "high"}};
+constexpr std::pair<ProbeStatus, std::string_view> status_names[] = {{ProbeStatus::ok, "ok"},
+                                                                     {ProbeStatus::unsupported, "unsupported"},
+                                                                     {ProbeStatus::skipped, "skipped"},
+                                                                     {ProbeStatus::error, "error"}};
+constexpr std::pair<TimerKind, std::string_view> timer_names[] = {{TimerKind::device_profiling, "device_profiling"},
+                                                                  {TimerKind::host_steady_clock, "host_steady_clock"},
+                                                                  {TimerKind::none, "none"}};
+constexpr std::pair<Severity, std::string_view> severity_names[] = {
+    {Severity::info, "info"}, {Severity::low, "low"}, {Severity::medium, "medium"}, {Severity::high, "high"}};
 
 bool labels_contain(const Labels& have, const Labels& want) {
     for (const auto& [k, v] : want) {
@@ -39,15 +35,27 @@ bool labels_contain(const Labels& have, const Labels& want) {
 }
 }  // namespace
 
-std::string_view to_string(ProbeStatus s) { return enum_name(s, status_names); }
-std::string_view to_string(TimerKind t) { return enum_name(t, timer_names); }
-std::string_view to_string(Severity s) { return enum_name(s, severity_names); }
-std::optional<ProbeStatus> probe_status_from(std::string_view s) { return parse_enum(s, status_names); }
-std::optional<TimerKind> timer_kind_from(std::string_view s) { return parse_enum(s, timer_names); }
-std::optional<Severity> severity_from(std::string_view s) { return parse_enum(s, severity_names); }
+std::string_view to_string(ProbeStatus s) {
+    return enum_name(s, status_names);
+}
+std::string_view to_string(TimerKind t) {
+    return enum_name(t, timer_names);
+}
+std::string_view to_string(Severity s) {
+    return enum_name(s, severity_names);
+}
+std::optional<ProbeStatus> probe_status_from(std::string_view s) {
+    return parse_enum(s, status_names);
+}
+std::optional<TimerKind> timer_kind_from(std::string_view s) {
+    return parse_enum(s, timer_names);
+}
+std::optional<Severity> severity_from(std::string_view s) {
+    return parse_enum(s, severity_names);
+}
 
-Measurement make_measurement(std::string metric, std::string unit, Labels labels,
-                             std::vector<double> samples, TimerKind timer, bool higher_is_better) {
+Measurement make_measurement(std::string metric, std::string unit, Labels labels, std::vector<double> samples,
+                             TimerKind timer, bool higher_is_better) {
     Measurement m;
     m.metric = std::move(metric);
     m.unit = std::move(unit);
@@ -59,15 +67,13 @@ Measurement make_measurement(std::string metric, std::string unit, Labels labels
     return m;
 }
 
-const Measurement* find_measurement(const ProbeResult& result, std::string_view metric,
-                                    const Labels& labels) {
+const Measurement* find_measurement(const ProbeResult& result, std::string_view metric, const Labels& labels) {
     for (const auto& m : result.measurements)
         if (m.metric == metric && labels_contain(m.labels, labels)) return &m;
     return nullptr;
 }
 
-const Measurement* find_measurement(const RunReport& report, std::string_view metric,
-                                    const Labels& labels) {
+const Measurement* find_measurement(const RunReport& report, std::string_view metric, const Labels& labels) {
     for (const auto& r : report.results)
         if (const auto* m = find_measurement(r, metric, labels)) return m;
     return nullptr;
@@ -77,6 +83,24 @@ const ProbeResult* find_result(const RunReport& report, std::string_view probe_i
     for (const auto& r : report.results)
         if (r.id == probe_id) return &r;
     return nullptr;
+}
+
+std::vector<const Measurement*> find_measurements(const RunReport& report, std::string_view metric,
+                                                  const Labels& labels) {
+    std::vector<const Measurement*> out;
+    for (const auto& r : report.results)
+        for (const auto& m : r.measurements)
+            if (m.metric == metric && labels_contain(m.labels, labels)) out.push_back(&m);
+    return out;
+}
+
+const Measurement* best_median(const std::vector<const Measurement*>& measurements) {
+    const Measurement* best = nullptr;
+    for (const auto* m : measurements)
+        if (!best ||
+            (m->higher_is_better ? m->summary.median > best->summary.median : m->summary.median < best->summary.median))
+            best = m;
+    return best;
 }
 
 std::string labels_to_string(const Labels& labels) {

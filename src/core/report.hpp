@@ -96,17 +96,19 @@ struct RunReport {
 };
 
 // Builds a measurement from raw samples, summarising them.
-Measurement make_measurement(std::string metric, std::string unit, Labels labels,
-                             std::vector<double> samples, TimerKind timer,
-                             bool higher_is_better = true);
+Measurement make_measurement(std::string metric, std::string unit, Labels labels, std::vector<double> samples,
+                             TimerKind timer, bool higher_is_better = true);
 
 // Lookups used by rules and renderers: the first measurement with this metric whose labels
 // contain every pair in `labels`.
-const Measurement* find_measurement(const RunReport& report, std::string_view metric,
-                                    const Labels& labels = {});
-const Measurement* find_measurement(const ProbeResult& result, std::string_view metric,
-                                    const Labels& labels = {});
+const Measurement* find_measurement(const RunReport& report, std::string_view metric, const Labels& labels = {});
+const Measurement* find_measurement(const ProbeResult& result, std::string_view metric, const Labels& labels = {});
 const ProbeResult* find_result(const RunReport& report, std::string_view probe_id);
+// Every measurement of `metric` whose labels contain `labels`, in report order.
+std::vector<const Measurement*> find_measurements(const RunReport& report, std::string_view metric,
+                                                  const Labels& labels = {});
+// The one with the best median (highest, or lowest when lower is better); null for none.
+const Measurement* best_median(const std::vector<const Measurement*>& measurements);
 
 std::string labels_to_string(const Labels& labels);  // "access=read,vector=8"
 

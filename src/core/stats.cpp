@@ -10,15 +10,12 @@ namespace clprobe {
 double student_t_975(std::size_t dof) {
     // Exact table up to 30 degrees of freedom; beyond, interpolate linearly in 1/dof towards
     // the normal quantile, which is accurate to 1e-3 for the sample counts a run takes.
-    static constexpr double table[] = {
-        0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-        2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-        2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static constexpr double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                       2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                                       2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
     if (dof == 0) throw std::invalid_argument("student_t_975: zero degrees of freedom");
     if (dof <= 30) return table[dof];
-    static constexpr struct {
-        double dof, t;
-    } tail[] = {{30, 2.042}, {40, 2.021}, {60, 2.000}, {120, 1.980}};
+    static constexpr struct { double dof, t; } tail[] = {{30, 2.042}, {40, 2.021}, {60, 2.000}, {120, 1.980}};
     const double x = 1.0 / static_cast<double>(dof);
     for (std::size_t i = 0; i + 1 < std::size(tail); ++i) {
         const double x0 = 1.0 / tail[i].dof, x1 = 1.0 / tail[i + 1].dof;
@@ -45,11 +42,13 @@ Summary summarize(std::span<const double> samples) {
     // Two-pass mean and variance: the values are rates of similar magnitude, so this is exact
     // enough and avoids the cancellation of the one-pass formula.
     double sum = 0;
-    for (double s : sorted) sum += s;
+    for (double s : sorted)
+        sum += s;
     out.mean = sum / static_cast<double>(out.n);
     if (out.n > 1) {
         double sq = 0;
-        for (double s : sorted) sq += (s - out.mean) * (s - out.mean);
+        for (double s : sorted)
+            sq += (s - out.mean) * (s - out.mean);
         out.stddev = std::sqrt(sq / static_cast<double>(out.n - 1));
         const double half = student_t_975(out.n - 1) * out.stddev / std::sqrt(static_cast<double>(out.n));
         out.ci95_low = out.mean - half;

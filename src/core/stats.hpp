@@ -8,8 +8,8 @@ namespace clprobe {
 struct Summary {
     std::size_t n = 0;
     double min = 0, max = 0, median = 0, mean = 0;
-    double stddev = 0;  // sample standard deviation (n - 1 in the denominator)
-    double cv = 0;      // stddev / |mean|; 0 when the mean is 0
+    double stddev = 0;                   // sample standard deviation (n - 1 in the denominator)
+    double cv = 0;                       // stddev / |mean|; 0 when the mean is 0
     double ci95_low = 0, ci95_high = 0;  // 95% confidence interval of the mean (Student t)
 };
 

@@ -15,7 +15,8 @@ std::string value_after(const std::string& line, char sep) {
     if (pos == std::string::npos) return {};
     std::string v = line.substr(pos + 1);
     v.erase(0, v.find_first_not_of(" \t\""));
-    while (!v.empty() && (v.back() == '"' || v.back() == ' ' || v.back() == '\n')) v.pop_back();
+    while (!v.empty() && (v.back() == '"' || v.back() == ' ' || v.back() == '\n'))
+        v.pop_back();
     return v;
 }
 }  // namespace

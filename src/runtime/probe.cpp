@@ -4,9 +4,12 @@ namespace clprobe {
 
 std::string_view to_string(RunMode mode) {
     switch (mode) {
-        case RunMode::quick: return "quick";
-        case RunMode::full: return "full";
-        default: return "standard";
+        case RunMode::quick:
+            return "quick";
+        case RunMode::full:
+            return "full";
+        default:
+            return "standard";
     }
 }
 

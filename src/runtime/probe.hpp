@@ -45,7 +45,7 @@ class VerificationError : public std::runtime_error {
 };
 
 class Probe {
-public:
+  public:
     virtual ~Probe() = default;
     virtual std::string id() const = 0;  // stable dotted id, e.g. kernel.bandwidth
     virtual std::string layer() const = 0;

@@ -24,7 +24,8 @@ std::vector<std::string> parse_layers(const std::string& list) {
         if (item.empty()) continue;
         const auto& known = known_layers();
         if (std::find(known.begin(), known.end(), item) == known.end())
-            throw std::invalid_argument("unknown layer '" + item + "' (choose from system, topology, transfer, kernel)");
+            throw std::invalid_argument("unknown layer '" + item +
+                                        "' (choose from system, topology, transfer, kernel)");
         if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
     }
     if (out.empty()) throw std::invalid_argument("--layers needs at least one layer");
@@ -38,7 +39,8 @@ std::string first_lines(const std::string& text, std::size_t max_lines) {
     std::istringstream in(text);
     std::string out;
     std::size_t n = 0;
-    for (std::string line; std::getline(in, line) && n < max_lines; ++n) out += line + "\n";
+    for (std::string line; std::getline(in, line) && n < max_lines; ++n)
+        out += line + "\n";
     if (n == max_lines) out += "...\n";
     return out;
 }
@@ -85,8 +87,8 @@ ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
     return r;
 }
 
-std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* device,
-                                    const RunOptions& options, const RunnerHooks& hooks) {
+std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* device, const RunOptions& options,
+                                    const RunnerHooks& hooks) {
     std::vector<ProbeResult> results;
     std::vector<Probe*> selected;
     for (const auto& p : probes)
@@ -102,8 +104,8 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* devi
     }
     // A layer the user asked for that has no probes yet is said so, not silently dropped.
     for (const auto& layer : options.layers) {
-        const bool has_probe = std::any_of(selected.begin(), selected.end(),
-                                           [&](const Probe* p) { return p->layer() == layer; });
+        const bool has_probe =
+            std::any_of(selected.begin(), selected.end(), [&](const Probe* p) { return p->layer() == layer; });
         if (!has_probe) {
             ProbeResult r;
             r.id = layer + ".layer";

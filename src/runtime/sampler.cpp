@@ -9,10 +9,9 @@ namespace clprobe {
 
 SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config) {
     const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    for (int i = 0; i < config.warmup_runs; ++i) batch(1);
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    for (int i = 0; i < config.warmup_runs; ++i)
+        batch(1);
 
     // Calibrate: grow the iteration count until one batch reaches the target time. Growth is
     // bounded (x100 per step) so one noisy fast batch cannot make the next one run for minutes.
@@ -43,23 +42,25 @@ SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config) {
     const double per_sample = std::max(probe.seconds, 1e-9);
     const double remaining = config.budget_seconds - elapsed();
     int samples = config.samples;
-    if (remaining < per_sample * (samples - 1))
-        samples = std::max(3, 1 + static_cast<int>(remaining / per_sample));
-    for (int i = 1; i < samples; ++i) keep(batch(iterations));
+    if (remaining < per_sample * (samples - 1)) samples = std::max(3, 1 + static_cast<int>(remaining / per_sample));
+    for (int i = 1; i < samples; ++i)
+        keep(batch(iterations));
     return set;
 }
 
 std::vector<double> to_rates(const SampleSet& set, double work_per_iteration, double scale) {
     std::vector<double> out;
     out.reserve(set.seconds_per_iteration.size());
-    for (double s : set.seconds_per_iteration) out.push_back(work_per_iteration / s * scale);
+    for (double s : set.seconds_per_iteration)
+        out.push_back(work_per_iteration / s * scale);
     return out;
 }
 
 std::vector<double> to_times(const SampleSet& set, double scale) {
     std::vector<double> out;
     out.reserve(set.seconds_per_iteration.size());
-    for (double s : set.seconds_per_iteration) out.push_back(s * scale);
+    for (double s : set.seconds_per_iteration)
+        out.push_back(s * scale);
     return out;
 }
 

@@ -11,11 +11,11 @@
 namespace clprobe {
 
 struct SamplerConfig {
-    int warmup_runs = 1;            // excluded: first launches pay for JIT, page faults, clocks
+    int warmup_runs = 1;  // excluded: first launches pay for JIT, page faults, clocks
     int samples = 5;
-    double target_seconds = 0.02;   // per sample: long enough to dwarf timer resolution and jitter
+    double target_seconds = 0.02;  // per sample: long enough to dwarf timer resolution and jitter
     std::int64_t max_iterations = 1 << 20;
-    double budget_seconds = 10;     // whole call; fewer samples (at least 3) when it would overrun
+    double budget_seconds = 10;  // whole call; fewer samples (at least 3) when it would overrun
 };
 
 struct SampleSet {

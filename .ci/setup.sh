@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# clprobe set-up: installs the Debian/Ubuntu packages that are missing, configures and builds
+# build/clprobe, then does what the first argument asks:
+#   .ci/setup.sh diagnose [clprobe diagnose options...]   run clprobe diagnose on the default device
+#   .ci/setup.sh test                                      run the whole test suite (ctest)
+#   .ci/setup.sh build                                     stop after the build
+# Runs as root, or uses sudo for apt-get. Safe to re-run: installed packages are skipped and the
+# build is incremental.
+set -euo pipefail
+
+mode=${1:-build}
+[ $# -gt 0 ] && shift
+case "$mode" in diagnose|test|build) ;; *)
+    echo "usage: $0 diagnose|test|build [clprobe diagnose options]" >&2; exit 2 ;;
+esac
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+# Everything clprobe builds and runs with, by Debian package name.
+packages=(
+    build-essential cmake pkg-config
+    ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd
+    libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+)
+# What the tests need besides: Catch2 v2, and python3 with jsonschema for the CLI tests.
+test_packages=(catch2 python3 python3-jsonschema)
+[ "$mode" = test ] && packages+=("${test_packages[@]}")
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "clprobe setup: installing ${missing[*]}" >&2
+    sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "clprobe setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+        sudo=(sudo)
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+tests=OFF
+[ "$mode" = test ] && tests=ON
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLPROBE_BUILD_TESTS=$tests >&2
+cmake --build build -j"$jobs" >&2
+
+case "$mode" in
+    diagnose) exec build/clprobe diagnose "$@" ;;
+    test) exec ctest --test-dir build --output-on-failure --timeout 900 ;;
+    build) echo "clprobe setup: built build/clprobe" >&2 ;;
+esac

@@ -1,0 +1,61 @@
+"""Helpers for the command-line tests: run the real clprobe binary, check what it did.
+
+Each test_*.py is one ctest test: `python3 test_x.py <clprobe binary> <source dir>`. A test
+function that raises fails the file; every function runs even when an earlier one failed.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+BINARY = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/clprobe"
+SOURCE_DIR = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else "."
+
+
+class Result:
+    def __init__(self, rc, stdout, stderr):
+        self.rc, self.stdout, self.stderr = rc, stdout, stderr
+
+    def __repr__(self):
+        return f"rc={self.rc}\n--- stdout ---\n{self.stdout[-3000:]}\n--- stderr ---\n{self.stderr[-3000:]}"
+
+
+def run(*args, env=None, timeout=300, cwd=None):
+    full_env = dict(os.environ)
+    full_env.pop("CLPROBE_DEVICE", None)
+    if env:
+        full_env.update(env)
+    p = subprocess.run([BINARY, *args], capture_output=True, text=True, env=full_env, timeout=timeout, cwd=cwd)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def expect(condition, message, result=None):
+    if not condition:
+        raise AssertionError(message + ("\n" + repr(result) if result is not None else ""))
+
+
+def temp_dir():
+    return tempfile.mkdtemp(prefix="clprobe-cli-")
+
+
+def load_json(text, result=None):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise AssertionError(f"not JSON: {e}\n{repr(result) if result else text[:2000]}")
+
+
+def main(tests):
+    failed = 0
+    for test in tests:
+        try:
+            test()
+            print(f"PASS {test.__name__}")
+        except Exception:
+            failed += 1
+            print(f"FAIL {test.__name__}")
+            traceback.print_exc(file=sys.stdout)
+    print(f"{len(tests) - failed}/{len(tests)} passed")
+    sys.exit(1 if failed else 0)

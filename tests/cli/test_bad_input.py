@@ -1,0 +1,56 @@
+"""Bad input and missing OpenCL: one clear line on stderr, exit code 2, nothing on stdout."""
+import os
+
+from clitest import expect, main, run, temp_dir
+
+
+def check_usage_error(r, words, what):
+    expect(r.rc == 2, f"{what}: exit code", r)
+    for w in words:
+        expect(w in r.stderr, f"{what}: stderr lacks '{w}'", r)
+    expect(r.stdout == "", f"{what}: wrote to stdout", r)
+
+
+def test_unknown_option_and_command():
+    check_usage_error(run("diagnose", "--frobnicate"), ["--frobnicate"], "unknown option")
+    check_usage_error(run("frobnicate"), ["frobnicate"], "unknown command")
+    check_usage_error(run(), ["subcommand"], "no command")
+
+
+def test_conflicting_modes():
+    check_usage_error(run("diagnose", "--quick", "--full"), ["--quick", "--full"], "--quick with --full")
+
+
+def test_bad_layers():
+    check_usage_error(run("diagnose", "--layers", "kernel,gpu"), ["unknown layer 'gpu'"], "unknown layer")
+    check_usage_error(run("diagnose", "--layers", ","), ["at least one layer"], "empty layer list")
+
+
+def test_bad_kernel_dir():
+    check_usage_error(run("diagnose", "--layers", "kernel", "--quick", "--kernel-dir", "/nonexistent/k"),
+                      ["not a folder"], "missing kernel dir")
+    empty = temp_dir()
+    check_usage_error(run("diagnose", "--layers", "kernel", "--quick", "--kernel-dir", empty),
+                      ["no .cl files"], "empty kernel dir")
+
+
+def test_no_opencl_platform():
+    # ocl-icd finds drivers through OCL_ICD_VENDORS: an empty folder means no platform at all.
+    empty = temp_dir()
+    env = {"OCL_ICD_VENDORS": empty}
+    for args in (["list"], ["info"], ["diagnose", "--quick"]):
+        r = run(*args, env=env)
+        check_usage_error(r, ["no OpenCL platform found", "CL_PLATFORM_NOT_FOUND_KHR"], " ".join(args))
+        expect(len(r.stderr.strip().splitlines()) == 1, f"{args}: message is not one line", r)
+
+
+def test_help_and_version_succeed():
+    r = run("--help")
+    expect(r.rc == 0 and "diagnose" in r.stdout, "--help", r)
+    r = run("--version")
+    expect(r.rc == 0 and r.stdout.strip(), "--version", r)
+
+
+if __name__ == "__main__":
+    main([test_unknown_option_and_command, test_conflicting_modes, test_bad_layers, test_bad_kernel_dir,
+          test_no_opencl_platform, test_help_and_version_succeed])

@@ -1,0 +1,99 @@
+"""clprobe diagnose end to end: JSON on stdout is the whole stdout, it validates against the
+published schema, it round-trips through the file writer, and unwritable outputs fail early
+without leaving files behind."""
+import json
+import os
+
+from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
+
+# One real run, shared by the checks below (a quick kernel-layer run takes about 10 s).
+_report = {}
+
+
+def report():
+    if not _report:
+        r = run("diagnose", "--layers", "kernel", "--quick", "--json", "-")
+        expect(r.rc == 0, "diagnose --json - failed", r)
+        _report["doc"] = load_json(r.stdout, r)
+        _report["result"] = r
+    return _report["doc"]
+
+
+def test_json_stdout_is_only_json():
+    doc = report()
+    expect(doc["schema"] == "clprobe.report" and doc["schema_version"] == 1, "schema id/version")
+    expect(doc["complete"] is True, "report not complete")
+
+
+def test_report_validates_against_schema():
+    import jsonschema  # Debian's python3-jsonschema
+
+    with open(os.path.join(SOURCE_DIR, "docs", "report.schema.json")) as f:
+        schema = json.load(f)
+    jsonschema.validate(report(), schema)
+    broken = json.loads(json.dumps(report()))
+    broken["results"][0]["status"] = "fine"
+    try:
+        jsonschema.validate(broken, schema)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("the schema accepted an unknown probe status")
+
+
+def test_kernel_ceilings_are_measured():
+    doc = report()
+    status = {p["id"]: p for p in doc["results"]}
+    for probe in ("kernel.build", "kernel.launch", "kernel.bandwidth", "kernel.compute.fp32"):
+        expect(status[probe]["status"] == "ok", f"{probe}: {status[probe]['status']} {status[probe]['reason']}")
+    for p in doc["results"]:
+        if p["status"] in ("unsupported", "skipped", "error"):
+            expect(p["reason"], f"{p['id']} is {p['status']} without a reason")
+    headlines = {m["metric"]: m for p in doc["results"] for m in p["measurements"] if not m["labels"]}
+    for metric in ("kernel.peak.bandwidth", "kernel.peak.fp32"):
+        expect(metric in headlines, f"{metric} missing")
+        m = headlines[metric]
+        expect(all(s > 0 for s in m["samples"]) and m["summary"]["median"] > 0, f"{metric} not positive")
+        expect(m["note"].startswith("best of"), f"{metric} does not say which variant")
+    expect(doc["device"]["name"], "device context missing")
+    expect(doc["options"]["mode"] == "quick" and doc["options"]["layers"] == ["kernel"], "options not recorded")
+
+
+def test_json_file_and_text_stdout():
+    d = temp_dir()
+    path = os.path.join(d, "report.json")
+    r = run("diagnose", "--layers", "kernel", "--quick", "--json", path)
+    expect(r.rc == 0, "diagnose --json FILE failed", r)
+    expect("Findings" in r.stdout and "kernel.peak.bandwidth" in r.stdout, "text report missing on stdout", r)
+    with open(path) as f:
+        doc = json.load(f)
+    expect(doc["schema"] == "clprobe.report", "file is not a report")
+    expect(os.listdir(d) == ["report.json"], f"temporary files left behind: {os.listdir(d)}")
+
+
+def test_unwritable_json_path_fails_before_running():
+    d = temp_dir()
+    cases = [
+        (os.path.join(d, "missing", "r.json"), "does not exist"),
+        (d, "is a directory"),
+        ("/proc/clprobe-report.json", "cannot"),
+    ]
+    for path, words in cases:
+        r = run("diagnose", "--layers", "kernel", "--quick", "--json", path, timeout=60)
+        expect(r.rc == 3, f"{path}: exit code", r)
+        expect(words in r.stderr and len(r.stderr.strip().splitlines()) == 1, f"{path}: message", r)
+        expect(r.stdout == "", f"{path}: report printed although it could not be written", r)
+    expect(os.listdir(d) == [], f"files left behind: {os.listdir(d)}")
+
+
+def test_layers_without_probes_are_reported_skipped():
+    r = run("diagnose", "--layers", "system", "--quick", "--json", "-")
+    expect(r.rc == 0, "diagnose --layers system failed", r)
+    doc = load_json(r.stdout, r)
+    expect([p["status"] for p in doc["results"]] == ["skipped"], "system layer not reported as skipped", r)
+
+
+if __name__ == "__main__":
+    main([test_json_stdout_is_only_json, test_report_validates_against_schema, test_kernel_ceilings_are_measured,
+          test_json_file_and_text_stdout, test_unwritable_json_path_fails_before_running,
+          test_layers_without_probes_are_reported_skipped])

@@ -1,0 +1,82 @@
+// Every embedded kernel builds on the test device, --kernel-dir sees the same files, and a kernel
+// that does not compile is reported with its file name and the compiler's log.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "cl/cl_error.hpp"
+#include "cl/embedded_kernels.hpp"
+#include "cl/kernel_sources.hpp"
+#include "session_fixture.hpp"
+
+using namespace clprobe;
+
+namespace {
+std::filesystem::path source_kernel_dir() {
+    return std::filesystem::path(CLPROBE_SOURCE_DIR) / "kernels";
+}
+}  // namespace
+
+TEST_CASE("every embedded kernel builds with its default options", "[kernels]") {
+    auto& session = test::shared_session();
+    const auto files = KernelSources::embedded().files();
+    REQUIRE(files.size() == embedded::kernels().size());
+    REQUIRE_FALSE(files.empty());
+    for (const auto& file : files) {
+        INFO("kernel file " << file);
+        const auto& built = session.kernels().program(file);
+        CHECK(built.program.getInfo<CL_PROGRAM_NUM_KERNELS>() > 0);
+    }
+}
+
+TEST_CASE("the compute kernel builds in double precision where the device has it", "[kernels]") {
+    auto& session = test::shared_session();
+    if (!session.info().fp64)
+        SUCCEED("device has no fp64");
+    else
+        CHECK_NOTHROW(session.kernels().program("peak/compute.cl", "-D REAL=double -D REAL_IS_DOUBLE"));
+}
+
+TEST_CASE("--kernel-dir loads the same kernel files as the embedded copies", "[kernels]") {
+    const auto from_disk = KernelSources::from_directory(source_kernel_dir());
+    CHECK(from_disk.files() == KernelSources::embedded().files());
+    for (const auto& file : from_disk.files())
+        CHECK(from_disk.source(file) == KernelSources::embedded().source(file));
+}
+
+TEST_CASE("a kernel folder that does not exist or holds no kernels is refused", "[kernels]") {
+    CHECK_THROWS_WITH(KernelSources::from_directory("/nonexistent/clprobe"), Catch::Contains("not a folder"));
+    const auto empty = std::filesystem::temp_directory_path() / "clprobe-empty-kernel-dir";
+    std::filesystem::create_directories(empty);
+    CHECK_THROWS_WITH(KernelSources::from_directory(empty), Catch::Contains("no .cl files"));
+}
+
+TEST_CASE("a kernel that fails to build names its file and keeps the build log", "[kernels]") {
+    const auto dir = test::patched_kernel_dir("peak/launch.cl", "__kernel void empty(void) {}",
+                                              "__kernel void empty(void) { this is not OpenCL C; }");
+    auto session = test::session_with_kernels(dir);
+    try {
+        session->kernels().program("peak/launch.cl");
+        FAIL("the broken kernel built");
+    } catch (const KernelBuildError& e) {
+        CHECK(e.kernel_file() == "peak/launch.cl");
+        CHECK(e.code() == CL_BUILD_PROGRAM_FAILURE);
+        CHECK_THAT(std::string(e.what()), Catch::Contains("clBuildProgram: CL_BUILD_PROGRAM_FAILURE (-11)"));
+        CHECK_THAT(std::string(e.what()), Catch::Contains("peak/launch.cl"));
+        CHECK_FALSE(e.log().empty());
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a program built twice is served from memory, and from the binary cache across sessions", "[kernels]") {
+    auto& session = test::shared_session();
+    const auto& first = session.kernels().program("peak/launch.cl");
+    const auto& second = session.kernels().program("peak/launch.cl");
+    CHECK(&first == &second);
+    if (session.kernels().cache().enabled) {
+        auto cached = session.kernels().build_from_binary_cache("peak/launch.cl", "");
+        REQUIRE(cached.has_value());
+        CHECK(cached->origin == BuildOrigin::binary_cache);
+        CHECK(cl::Kernel(cached->program, "empty")() != nullptr);
+    }
+}

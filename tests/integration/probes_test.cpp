@@ -1,0 +1,134 @@
+// Each kernel-layer probe, in quick mode on the test device: it ends Ok (or Unsupported with a
+// reason), every sample is finite and positive, the headline ceilings exist, and a kernel that
+// computes the wrong thing makes its probe fail instead of reporting a time.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+
+#include "kernel/kernel_probes.hpp"
+#include "session_fixture.hpp"
+
+using namespace clprobe;
+
+namespace {
+
+void check_samples(const ProbeResult& r) {
+    for (const auto& m : r.measurements) {
+        INFO(m.metric << " " << labels_to_string(m.labels));
+        REQUIRE_FALSE(m.samples.empty());
+        for (double s : m.samples) {
+            CHECK(std::isfinite(s));
+            CHECK(s > 0);
+        }
+        CHECK(m.summary.n == m.samples.size());
+        CHECK(m.summary.min <= m.summary.median);
+        CHECK(m.summary.median <= m.summary.max);
+    }
+}
+
+std::size_t count(const ProbeResult& r, const std::string& metric) {
+    std::size_t n = 0;
+    for (const auto& m : r.measurements)
+        n += m.metric == metric;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("kernel.bandwidth measures 30 verified variants and a peak", "[probes]") {
+    auto probe = make_bandwidth_probe();
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    CHECK(count(r, "kernel.bandwidth") == 30);
+    const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
+    REQUIRE(peak != nullptr);
+    CHECK(peak->labels.empty());
+    CHECK_THAT(peak->note, Catch::Contains("best of 30 variants"));
+    // The peak is the best variant's median, not something larger.
+    for (const auto& m : r.measurements)
+        CHECK(m.summary.median <= peak->summary.median);
+    check_samples(r);
+    CHECK(r.attributes.at("buffer_bytes").get<std::uint64_t>() >= (64u << 20));
+}
+
+TEST_CASE("kernel.compute.fp32 measures every vector width and a peak", "[probes]") {
+    auto probe = make_compute_probe(Precision::fp32);
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    CHECK(count(r, "kernel.compute") == 5);
+    REQUIRE(find_measurement(r, "kernel.peak.fp32") != nullptr);
+    check_samples(r);
+}
+
+TEST_CASE("kernel.compute.fp64 and fp16 end Ok, or Unsupported with a reason", "[probes]") {
+    for (auto precision : {Precision::fp64, Precision::fp16}) {
+        auto probe = make_compute_probe(precision);
+        const ProbeResult r = test::run_quick(*probe, test::shared_session());
+        INFO(probe->id() << ": " << r.reason);
+        if (r.status == ProbeStatus::unsupported) {
+            CHECK_FALSE(r.reason.empty());
+            CHECK(r.measurements.empty());
+        } else {
+            REQUIRE(r.status == ProbeStatus::ok);
+            check_samples(r);
+        }
+    }
+    // PoCL's CPU device does double precision: there, fp64 must be measured.
+    if (test::shared_session().info().fp64) {
+        auto probe = make_compute_probe(Precision::fp64);
+        CHECK(test::run_quick(*probe, test::shared_session()).status == ProbeStatus::ok);
+    }
+}
+
+TEST_CASE("kernel.launch measures round trip, back-to-back and enqueue-to-start latency", "[probes]") {
+    auto probe = make_launch_latency_probe();
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    CHECK(find_measurement(r, "kernel.launch.latency", {{"kind", "round_trip"}}) != nullptr);
+    CHECK(find_measurement(r, "kernel.launch.latency", {{"kind", "back_to_back"}}) != nullptr);
+    if (test::shared_session().profiling())
+        CHECK(find_measurement(r, "kernel.launch.latency", {{"kind", "enqueue_to_start"}}) != nullptr);
+    for (const auto& m : r.measurements)
+        CHECK_FALSE(m.higher_is_better);
+    check_samples(r);
+}
+
+TEST_CASE("kernel.build measures cold, driver-cached and binary-cached builds", "[probes]") {
+    auto probe = make_build_time_probe();
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    CHECK(find_measurement(r, "kernel.build.time", {{"path", "cold"}}) != nullptr);
+    CHECK(find_measurement(r, "kernel.build.time", {{"path", "driver_cache"}}) != nullptr);
+    check_samples(r);
+}
+
+TEST_CASE("a compute kernel that gets the arithmetic wrong fails verification", "[probes][verification]") {
+    // a*b + c becomes a*b: fast, and wrong.
+    const auto dir = test::patched_kernel_dir("peak/compute.cl", "a0 = fma(a0, vb, vc);", "a0 = a0 * vb;");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_compute_probe(Precision::fp32);
+    const ProbeResult r = test::run_quick(*probe, *session);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed"));
+    CHECK(count(r, "kernel.peak.fp32") == 0);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a copy kernel that skips data fails verification", "[probes][verification]") {
+    // The chunked copy moves only the first half of each chunk.
+    const auto dir = test::patched_kernel_dir("peak/bandwidth.cl",
+                                              "for (uint k = 0; k < per_item; ++k) out[base + k] = in[base + k];",
+                                              "for (uint k = 0; k < per_item / 2; ++k) out[base + k] = in[base + k];");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_bandwidth_probe();
+    const ProbeResult r = test::run_quick(*probe, *session);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::Contains("verification failed: copy_chunked"));
+    CHECK(count(r, "kernel.peak.bandwidth") == 0);
+    std::filesystem::remove_all(dir);
+}

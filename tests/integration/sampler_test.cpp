@@ -1,0 +1,73 @@
+// The sampler's calibration and repetition logic, with a synthetic clock, and device timing of
+// real commands.
+#include <catch2/catch.hpp>
+
+#include "cl/command_timing.hpp"
+#include "runtime/sampler.hpp"
+#include "session_fixture.hpp"
+
+using namespace clprobe;
+
+TEST_CASE("the sampler calibrates iterations to the target time and keeps every sample", "[sampler]") {
+    std::vector<std::int64_t> calls;
+    // A batch takes exactly 1 ms per iteration.
+    auto batch = [&](std::int64_t n) {
+        calls.push_back(n);
+        return TimedBatch{static_cast<double>(n) * 1e-3, TimerKind::device_profiling};
+    };
+    SamplerConfig c;
+    c.warmup_runs = 2;
+    c.samples = 6;
+    c.target_seconds = 0.05;
+    const SampleSet set = run_samples(batch, c);
+    CHECK(calls[0] == 1);
+    CHECK(calls[1] == 1);
+    CHECK(set.iterations >= 50);
+    REQUIRE(set.seconds_per_iteration.size() == 6);
+    for (double s : set.seconds_per_iteration)
+        CHECK(s == Approx(1e-3));
+    CHECK(set.timer == TimerKind::device_profiling);
+    // Warm-up runs, calibration runs, then the samples (the last calibration run counts as one).
+    CHECK(calls.back() == set.iterations);
+}
+
+TEST_CASE("one host-timed sample marks the whole set as host-timed", "[sampler]") {
+    int n = 0;
+    auto batch = [&](std::int64_t it) {
+        ++n;
+        return TimedBatch{static_cast<double>(it) * 1e-2,
+                          n == 5 ? TimerKind::host_steady_clock : TimerKind::device_profiling};
+    };
+    SamplerConfig c;
+    c.warmup_runs = 0;
+    c.samples = 5;
+    c.target_seconds = 0.01;
+    CHECK(run_samples(batch, c).timer == TimerKind::host_steady_clock);
+}
+
+TEST_CASE("a batch that reports no time is an error, not a sample", "[sampler]") {
+    auto batch = [](std::int64_t) { return TimedBatch{0.0, TimerKind::device_profiling}; };
+    SamplerConfig c;
+    c.warmup_runs = 0;
+    c.max_iterations = 4;
+    CHECK_THROWS_WITH(run_samples(batch, c), Catch::Contains("non-positive"));
+}
+
+TEST_CASE("rates and times derive from seconds per iteration", "[sampler]") {
+    SampleSet set;
+    set.seconds_per_iteration = {0.5, 0.25};
+    CHECK(to_rates(set, 2e9, 1e-9) == std::vector<double>{4.0, 8.0});
+    CHECK(to_times(set, 1e6) == std::vector<double>{5e5, 2.5e5});
+}
+
+TEST_CASE("commands on a profiling queue are timed by the device", "[sampler]") {
+    auto& s = test::shared_session();
+    cl::Kernel k = s.kernels().kernel("peak/launch.cl", "empty");
+    const TimedBatch t = time_commands(s.queue(), s.profiling(), 3, [&] {
+        cl::Event e;
+        s.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(1), cl::NullRange, nullptr, &e);
+        return e;
+    });
+    CHECK(t.seconds > 0);
+    CHECK(t.timer == (s.profiling() ? TimerKind::device_profiling : TimerKind::host_steady_clock));
+}

@@ -1,0 +1,551 @@
+// Kernel rules, analysis and ranking on synthetic measurements. Samples are chosen so the
+// spread is known exactly: steady() has cv 0, spread(m, cv) has median m and coefficient of
+// variation cv.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/report.hpp"
+#include "rules/analysis.hpp"
+#include "rules/kernel_rules.hpp"
+#include "rules/rule.hpp"
+
+using namespace clprobe;
+
+namespace {
+
+std::vector<double> steady(double v) {
+    return {v, v, v, v, v};
+}
+
+// {m(1-cv), m, m(1+cv)}: median and mean m, sample stddev m*cv, so cv exactly cv.
+std::vector<double> spread(double median, double cv) {
+    return {median * (1 - cv), median, median * (1 + cv)};
+}
+
+Measurement bandwidth(const std::string& pattern, const std::string& vector, std::vector<double> samples) {
+    return make_measurement("kernel.bandwidth", "GB/s", {{"access", "read"}, {"pattern", pattern}, {"vector", vector}},
+                            std::move(samples), TimerKind::device_profiling);
+}
+
+Measurement compute(const std::string& precision, const std::string& vector, std::vector<double> samples) {
+    return make_measurement("kernel.compute", "GFLOP/s", {{"precision", precision}, {"vector", vector}},
+                            std::move(samples), TimerKind::device_profiling);
+}
+
+Measurement peak(const std::string& precision, std::vector<double> samples) {
+    return make_measurement("kernel.peak." + precision, "GFLOP/s", {}, std::move(samples), TimerKind::device_profiling);
+}
+
+Measurement launch(const std::string& kind, std::vector<double> samples) {
+    return make_measurement("kernel.launch.latency", "us", {{"kind", kind}}, std::move(samples),
+                            TimerKind::host_steady_clock, false);
+}
+
+Measurement build(const std::string& path, std::vector<double> samples) {
+    return make_measurement("kernel.build.time", "ms", {{"path", path}}, std::move(samples),
+                            TimerKind::host_steady_clock, false);
+}
+
+// A report on a profiling-capable device (so the host-timer rule stays quiet) whose only probe
+// result holds `measurements`.
+RunReport report_of(std::vector<Measurement> measurements, bool profiling = true) {
+    RunReport r;
+    DeviceInfo d;
+    d.selector = "0:0";
+    d.name = "Synthetic GPU";
+    d.type = "gpu";
+    d.profiling = profiling;
+    r.device = d;
+    ProbeResult p;
+    p.id = "kernel.ceilings";
+    p.layer = "kernel";
+    p.measurements = std::move(measurements);
+    r.results.push_back(std::move(p));
+    return r;
+}
+
+Rule rule_named(const std::string& id) {
+    for (auto& rule : kernel_rules())
+        if (rule.id == id) return rule;
+    FAIL("no kernel rule " << id);
+    return {};
+}
+
+// Runs one rule through analyze(), as the tool does.
+RunReport analyzed(RunReport r, const std::string& rule_id) {
+    analyze(r, {rule_named(rule_id)});
+    return r;
+}
+
+void check_silent(const RunReport& r) {
+    CHECK(r.findings.empty());
+    CHECK(r.rules_not_evaluated.empty());
+}
+
+void check_not_evaluated(const RunReport& r, const std::string& rule_id, const std::string& why) {
+    CHECK(r.findings.empty());
+    REQUIRE(r.rules_not_evaluated.size() == 1);
+    CHECK(r.rules_not_evaluated[0].rule == rule_id);
+    CHECK(r.rules_not_evaluated[0].reason == why);
+}
+
+const Finding& single_finding(const RunReport& r, const std::string& id) {
+    CHECK(r.rules_not_evaluated.empty());
+    REQUIRE(r.findings.size() == 1);
+    const Finding& f = r.findings[0];
+    CHECK(f.id == id);
+    CHECK(f.layer == "kernel");
+    CHECK(f.rank == 1);
+    CHECK_FALSE(f.title.empty());
+    CHECK_FALSE(f.suggestion.empty());
+    CHECK_FALSE(f.gain_basis.empty());
+    return f;
+}
+
+Approx within_1e9(double v) {
+    return Approx(v).epsilon(0).margin(1e-9);
+}
+
+// Confidence of a gap between two measurements with cv 0: the noise floor is 1%.
+double floor_confidence(double ratio) {
+    return 1.0 - 2 * 0.01 / (ratio - 1.0);
+}
+
+void check_evidence(const Evidence& e, const Measurement& m) {
+    CHECK(e.metric == m.metric);
+    CHECK(e.labels == m.labels);
+    CHECK(e.value == Approx(m.summary.median));
+    CHECK(e.unit == m.unit);
+    CHECK_FALSE(e.expectation.empty());
+}
+
+const std::set<std::string> kernel_rule_ids = {"kernel.timer.host_fallback",    "kernel.bandwidth.access_pattern",
+                                               "kernel.bandwidth.vector_width", "kernel.compute.vector_width",
+                                               "kernel.fp64.throughput",        "kernel.launch.sync_overhead",
+                                               "kernel.build.cache_binaries"};
+
+}  // namespace
+
+// ---------------------------------------------------------------- comparison_confidence
+
+TEST_CASE("comparison_confidence: zero when the gap is inside the noise", "[rules][confidence]") {
+    CHECK(comparison_confidence(compute("fp32", "1", steady(100)), compute("fp32", "1", steady(100))) == 0);
+    // cv 0.05 each: noise 0.1, a 10% gap is within 2 * noise.
+    CHECK(comparison_confidence(compute("fp32", "1", spread(110, 0.05)), compute("fp32", "1", spread(100, 0.05))) == 0);
+    // cv 0.5 each: even a 2x gap is noise.
+    CHECK(comparison_confidence(compute("fp32", "1", spread(200, 0.5)), compute("fp32", "1", spread(100, 0.5))) == 0);
+}
+
+TEST_CASE("comparison_confidence: a 1% noise floor applies to identical samples", "[rules][confidence]") {
+    const auto base = compute("fp32", "1", steady(100));
+    CHECK(comparison_confidence(compute("fp32", "1", steady(101)), base) == 0);
+    CHECK(comparison_confidence(compute("fp32", "1", steady(104)), base) == Approx(0.5));
+    CHECK(comparison_confidence(compute("fp32", "1", steady(200)), base) == Approx(0.98));
+}
+
+TEST_CASE("comparison_confidence: increases with the gap", "[rules][confidence]") {
+    const auto worse = compute("fp32", "1", spread(100, 0.05));
+    double previous = 0;
+    for (double better : {130.0, 150.0, 200.0, 400.0, 1000.0, 10000.0}) {
+        INFO("better median " << better);
+        const double c = comparison_confidence(compute("fp32", "8", spread(better, 0.05)), worse);
+        CHECK(c > previous);
+        CHECK(c < 1.0);
+        previous = c;
+    }
+    // noise 0.1, gap 1.0: 1 - 0.2 / 1.0
+    CHECK(comparison_confidence(compute("fp32", "8", spread(200, 0.05)), worse) == Approx(0.8));
+}
+
+TEST_CASE("comparison_confidence: decreases with the noise and ignores argument order", "[rules][confidence]") {
+    auto conf = [](double cv) {
+        return comparison_confidence(compute("fp32", "8", spread(200, cv)), compute("fp32", "1", spread(100, cv)));
+    };
+    CHECK(conf(0.05) == Approx(0.8));
+    CHECK(conf(0.1) == Approx(0.6));
+    CHECK(conf(0.25) == 0);
+
+    const auto a = compute("fp32", "8", spread(300, 0.02));
+    const auto b = compute("fp32", "1", spread(100, 0.07));
+    CHECK(comparison_confidence(a, b) == comparison_confidence(b, a));
+}
+
+TEST_CASE("comparison_confidence: zero medians", "[rules][confidence]") {
+    const auto zero = compute("fp32", "1", steady(0));
+    CHECK(comparison_confidence(compute("fp32", "8", steady(5)), zero) == 1.0);
+    CHECK(comparison_confidence(zero, zero) == 0.0);
+}
+
+// ---------------------------------------------------------------- kernel.bandwidth.access_pattern
+
+TEST_CASE("rule access_pattern: chunked 1.26x faster than interleaved is a finding", "[rules][kernel]") {
+    const auto chunked_best = bandwidth("chunked", "4", steady(126));
+    const auto interleaved_best = bandwidth("interleaved", "4", steady(100));
+    const auto r = analyzed(report_of({bandwidth("chunked", "1", steady(90)), chunked_best,
+                                       bandwidth("interleaved", "1", steady(60)), interleaved_best}),
+                            "kernel.bandwidth.access_pattern");
+    const Finding& f = single_finding(r, "kernel.bandwidth.access_pattern");
+    const double ratio = 126.0 / 100.0;
+    CHECK(f.severity == Severity::medium);
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == within_1e9(1 - 1 / ratio));
+    CHECK(f.confidence == Approx(floor_confidence(ratio)));
+    CHECK_THAT(f.title, Catch::Matchers::Contains("chunked"));
+    CHECK_THAT(f.suggestion, Catch::Matchers::Contains("contiguous chunk"));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], chunked_best);  // the best of each pattern is compared
+    check_evidence(f.evidence[1], interleaved_best);
+}
+
+TEST_CASE("rule access_pattern: interleaved winning gets the coalescing advice", "[rules][kernel]") {
+    const auto interleaved = bandwidth("interleaved", "4", steady(130));
+    const auto chunked = bandwidth("chunked", "4", steady(100));
+    const auto r = analyzed(report_of({chunked, interleaved}), "kernel.bandwidth.access_pattern");
+    const Finding& f = single_finding(r, "kernel.bandwidth.access_pattern");
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == within_1e9(1 - 100.0 / 130.0));
+    CHECK_THAT(f.suggestion, Catch::Matchers::Contains("coalesce"));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], interleaved);
+    check_evidence(f.evidence[1], chunked);
+}
+
+TEST_CASE("rule access_pattern: a 1.24x gap is below the threshold", "[rules][kernel]") {
+    check_silent(
+        analyzed(report_of({bandwidth("chunked", "4", steady(124)), bandwidth("interleaved", "4", steady(100))}),
+                 "kernel.bandwidth.access_pattern"));
+}
+
+TEST_CASE("rule access_pattern: a 2x gap inside the noise is not claimed", "[rules][kernel]") {
+    const auto chunked = bandwidth("chunked", "4", spread(200, 0.5));
+    const auto interleaved = bandwidth("interleaved", "4", spread(100, 0.5));
+    REQUIRE(comparison_confidence(chunked, interleaved) < min_confidence);
+    check_silent(analyzed(report_of({chunked, interleaved}), "kernel.bandwidth.access_pattern"));
+}
+
+TEST_CASE("rule access_pattern: one pattern missing is not evaluated", "[rules][kernel]") {
+    check_not_evaluated(
+        analyzed(report_of({bandwidth("chunked", "4", steady(126))}), "kernel.bandwidth.access_pattern"),
+        "kernel.bandwidth.access_pattern", "needs kernel.bandwidth for both access patterns");
+}
+
+// ---------------------------------------------------------------- kernel.bandwidth.vector_width
+
+TEST_CASE("rule bandwidth vector_width: 1.26x over scalar in the same pattern is a finding", "[rules][kernel]") {
+    const auto best = bandwidth("chunked", "8", steady(126));
+    const auto scalar = bandwidth("chunked", "1", steady(100));
+    const auto r = analyzed(
+        report_of({bandwidth("interleaved", "1", steady(45)), scalar, bandwidth("interleaved", "8", steady(50)), best}),
+        "kernel.bandwidth.vector_width");
+    const Finding& f = single_finding(r, "kernel.bandwidth.vector_width");
+    const double ratio = 126.0 / 100.0;
+    CHECK(f.severity == Severity::medium);
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == within_1e9(1 - 1 / ratio));
+    CHECK(f.confidence == Approx(floor_confidence(ratio)));
+    CHECK_THAT(f.title, Catch::Matchers::Contains("8-wide"));
+    CHECK_THAT(f.suggestion, Catch::Matchers::Contains("float8"));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], best);
+    check_evidence(f.evidence[1], scalar);  // same pattern as the best, not the interleaved scalar
+}
+
+TEST_CASE("rule bandwidth vector_width: a 1.24x gap is below the threshold", "[rules][kernel]") {
+    check_silent(analyzed(report_of({bandwidth("chunked", "8", steady(124)), bandwidth("chunked", "1", steady(100))}),
+                          "kernel.bandwidth.vector_width"));
+}
+
+TEST_CASE("rule bandwidth vector_width: a 2x gap inside the noise is not claimed", "[rules][kernel]") {
+    const auto best = bandwidth("chunked", "8", spread(200, 0.5));
+    const auto scalar = bandwidth("chunked", "1", spread(100, 0.5));
+    REQUIRE(comparison_confidence(best, scalar) < min_confidence);
+    check_silent(analyzed(report_of({best, scalar}), "kernel.bandwidth.vector_width"));
+}
+
+TEST_CASE("rule bandwidth vector_width: scalar being the best is no finding", "[rules][kernel]") {
+    check_silent(analyzed(report_of({bandwidth("chunked", "1", steady(200)), bandwidth("chunked", "8", steady(100))}),
+                          "kernel.bandwidth.vector_width"));
+}
+
+TEST_CASE("rule bandwidth vector_width: no bandwidth measurement is not evaluated", "[rules][kernel]") {
+    check_not_evaluated(analyzed(report_of({compute("fp32", "1", steady(100))}), "kernel.bandwidth.vector_width"),
+                        "kernel.bandwidth.vector_width", "needs kernel.bandwidth measurements");
+}
+
+// ---------------------------------------------------------------- kernel.compute.vector_width
+
+TEST_CASE("rule compute vector_width: fp32 float8 1.51x over scalar is a finding", "[rules][kernel]") {
+    const auto scalar = compute("fp32", "1", steady(100));
+    const auto best = compute("fp32", "8", steady(151));
+    // fp64 numbers, however high, are not part of the fp32 comparison.
+    const auto r =
+        analyzed(report_of({scalar, compute("fp32", "4", steady(140)), best, compute("fp64", "16", steady(1000))}),
+                 "kernel.compute.vector_width");
+    const Finding& f = single_finding(r, "kernel.compute.vector_width");
+    const double ratio = 151.0 / 100.0;
+    CHECK(f.severity == Severity::high);
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == within_1e9(1 - 1 / ratio));
+    CHECK(f.confidence == Approx(floor_confidence(ratio)));
+    CHECK_THAT(f.title, Catch::Matchers::Contains("float8"));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], best);
+    check_evidence(f.evidence[1], scalar);
+}
+
+TEST_CASE("rule compute vector_width: a 1.49x gap is below the threshold", "[rules][kernel]") {
+    check_silent(analyzed(report_of({compute("fp32", "1", steady(100)), compute("fp32", "8", steady(149))}),
+                          "kernel.compute.vector_width"));
+}
+
+TEST_CASE("rule compute vector_width: a 1.51x gap inside the noise is not claimed", "[rules][kernel]") {
+    const auto scalar = compute("fp32", "1", spread(100, 0.15));
+    const auto best = compute("fp32", "8", spread(151, 0.15));
+    REQUIRE(comparison_confidence(best, scalar) < min_confidence);
+    check_silent(analyzed(report_of({scalar, best}), "kernel.compute.vector_width"));
+}
+
+TEST_CASE("rule compute vector_width: scalar fp32 being the best is no finding", "[rules][kernel]") {
+    check_silent(analyzed(report_of({compute("fp32", "1", steady(200)), compute("fp32", "8", steady(100))}),
+                          "kernel.compute.vector_width"));
+}
+
+TEST_CASE("rule compute vector_width: no scalar fp32 measurement is not evaluated", "[rules][kernel]") {
+    check_not_evaluated(analyzed(report_of({compute("fp32", "8", steady(151)), compute("fp64", "1", steady(50))}),
+                                 "kernel.compute.vector_width"),
+                        "kernel.compute.vector_width", "needs kernel.compute fp32 measurements");
+}
+
+// ---------------------------------------------------------------- kernel.fp64.throughput
+
+TEST_CASE("rule fp64 throughput: fp64 at 0.24 of fp32 is a finding", "[rules][kernel]") {
+    const auto fp32 = peak("fp32", steady(1000));
+    const auto fp64 = peak("fp64", steady(240));
+    const auto r = analyzed(report_of({fp32, fp64}), "kernel.fp64.throughput");
+    const Finding& f = single_finding(r, "kernel.fp64.throughput");
+    CHECK(f.severity == Severity::medium);
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == within_1e9(1 - 0.24));  // the time saved moving to fp32
+    CHECK(f.confidence == Approx(floor_confidence(1000.0 / 240.0)));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], fp32);
+    check_evidence(f.evidence[1], fp64);
+}
+
+TEST_CASE("rule fp64 throughput: fp64 at 0.26 of fp32 is fine", "[rules][kernel]") {
+    check_silent(
+        analyzed(report_of({peak("fp32", steady(1000)), peak("fp64", steady(260))}), "kernel.fp64.throughput"));
+}
+
+TEST_CASE("rule fp64 throughput: a gap inside the noise is not claimed", "[rules][kernel]") {
+    const auto fp32 = peak("fp32", spread(1000, 0.8));
+    const auto fp64 = peak("fp64", spread(240, 0.8));
+    REQUIRE(comparison_confidence(fp32, fp64) < min_confidence);
+    check_silent(analyzed(report_of({fp32, fp64}), "kernel.fp64.throughput"));
+}
+
+TEST_CASE("rule fp64 throughput: no fp64 peak is not evaluated", "[rules][kernel]") {
+    check_not_evaluated(analyzed(report_of({peak("fp32", steady(1000))}), "kernel.fp64.throughput"),
+                        "kernel.fp64.throughput", "needs kernel.peak.fp32 and kernel.peak.fp64");
+}
+
+// ---------------------------------------------------------------- kernel.launch.sync_overhead
+
+TEST_CASE("rule launch sync: a round trip 3.03x a pipelined launch is a finding", "[rules][kernel]") {
+    const auto round_trip = launch("round_trip", steady(30.3));
+    const auto back_to_back = launch("back_to_back", steady(10));
+    const auto r = analyzed(report_of({back_to_back, round_trip}), "kernel.launch.sync_overhead");
+    const Finding& f = single_finding(r, "kernel.launch.sync_overhead");
+    const double ratio = 30.3 / 10.0;
+    CHECK(f.severity == Severity::low);
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == within_1e9(1 - 1 / ratio));
+    CHECK(f.confidence == Approx(floor_confidence(ratio)));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], round_trip);
+    check_evidence(f.evidence[1], back_to_back);
+}
+
+TEST_CASE("rule launch sync: 2.97x is below the threshold", "[rules][kernel]") {
+    check_silent(analyzed(report_of({launch("round_trip", steady(29.7)), launch("back_to_back", steady(10))}),
+                          "kernel.launch.sync_overhead"));
+}
+
+TEST_CASE("rule launch sync: a gap inside the noise is not claimed", "[rules][kernel]") {
+    const auto round_trip = launch("round_trip", spread(30.3, 0.6));
+    const auto back_to_back = launch("back_to_back", spread(10, 0.6));
+    REQUIRE(comparison_confidence(back_to_back, round_trip) < min_confidence);
+    check_silent(analyzed(report_of({round_trip, back_to_back}), "kernel.launch.sync_overhead"));
+}
+
+TEST_CASE("rule launch sync: no back-to-back latency is not evaluated", "[rules][kernel]") {
+    check_not_evaluated(analyzed(report_of({launch("round_trip", steady(30))}), "kernel.launch.sync_overhead"),
+                        "kernel.launch.sync_overhead", "needs kernel.launch.latency round_trip and back_to_back");
+}
+
+// ---------------------------------------------------------------- kernel.build.cache_binaries
+
+TEST_CASE("rule build cache: a 510 ms build 5.1x a binary load is a finding", "[rules][kernel]") {
+    const auto cold = build("cold", steady(510));
+    const auto binary = build("binary_cache", steady(100));
+    const auto r = analyzed(report_of({cold, binary}), "kernel.build.cache_binaries");
+    const Finding& f = single_finding(r, "kernel.build.cache_binaries");
+    CHECK(f.severity == Severity::low);
+    CHECK_FALSE(f.estimated_gain.has_value());  // start-up time only, no steady-state gain
+    CHECK(f.confidence == Approx(floor_confidence(5.1)));
+    CHECK_THAT(f.title, Catch::Matchers::Contains("510 ms") && Catch::Matchers::Contains("100 ms"));
+    REQUIRE(f.evidence.size() == 2);
+    check_evidence(f.evidence[0], cold);
+    check_evidence(f.evidence[1], binary);
+}
+
+TEST_CASE("rule build cache: a 4.8x cache speed-up is below the threshold", "[rules][kernel]") {
+    check_silent(analyzed(report_of({build("cold", steady(600)), build("binary_cache", steady(125))}),
+                          "kernel.build.cache_binaries"));
+}
+
+TEST_CASE("rule build cache: a 490 ms build is fast enough whatever the speed-up", "[rules][kernel]") {
+    check_silent(analyzed(report_of({build("cold", steady(490)), build("binary_cache", steady(10))}),
+                          "kernel.build.cache_binaries"));
+}
+
+TEST_CASE("rule build cache: a gap inside the noise is not claimed", "[rules][kernel]") {
+    const auto cold = build("cold", spread(510, 1.0));
+    const auto binary = build("binary_cache", spread(100, 1.0));
+    REQUIRE(comparison_confidence(binary, cold) < min_confidence);
+    check_silent(analyzed(report_of({cold, binary}), "kernel.build.cache_binaries"));
+}
+
+TEST_CASE("rule build cache: no binary-cache time is not evaluated", "[rules][kernel]") {
+    check_not_evaluated(analyzed(report_of({build("cold", steady(510))}), "kernel.build.cache_binaries"),
+                        "kernel.build.cache_binaries", "needs kernel.build.time cold and binary_cache");
+}
+
+// ---------------------------------------------------------------- kernel.timer.host_fallback
+
+TEST_CASE("rule host timer: a device without profiling is a finding", "[rules][kernel]") {
+    const auto r = analyzed(report_of({}, /*profiling=*/false), "kernel.timer.host_fallback");
+    const Finding& f = single_finding(r, "kernel.timer.host_fallback");
+    CHECK(f.severity == Severity::medium);
+    CHECK_FALSE(f.estimated_gain.has_value());
+    CHECK(f.confidence == 1.0);
+}
+
+TEST_CASE("rule host timer: a profiling device is fine", "[rules][kernel]") {
+    check_silent(analyzed(report_of({}, /*profiling=*/true), "kernel.timer.host_fallback"));
+}
+
+TEST_CASE("rule host timer: no device is not evaluated", "[rules][kernel]") {
+    RunReport r = report_of({});
+    r.device.reset();
+    check_not_evaluated(analyzed(r, "kernel.timer.host_fallback"), "kernel.timer.host_fallback",
+                        "needs the device context");
+}
+
+// ---------------------------------------------------------------- analysis and ranking
+
+TEST_CASE("kernel_rules and all_rules: every documented id, once, in kernel_rules order", "[rules]") {
+    std::vector<std::string> kernel_ids, all_ids;
+    for (const auto& rule : kernel_rules()) {
+        kernel_ids.push_back(rule.id);
+        CHECK(rule.layer == "kernel");
+        CHECK(static_cast<bool>(rule.evaluate));
+    }
+    for (const auto& rule : all_rules())
+        all_ids.push_back(rule.id);
+    CHECK(std::set<std::string>(kernel_ids.begin(), kernel_ids.end()) == kernel_rule_ids);
+    CHECK(kernel_ids.size() == kernel_rule_ids.size());
+    CHECK(all_ids == kernel_ids);
+}
+
+TEST_CASE("analyze: an empty report lists every rule as not evaluated and clears old verdicts", "[rules][analysis]") {
+    RunReport r;
+    r.findings.push_back(Finding{});
+    r.rules_not_evaluated.push_back({"stale.rule", "from an earlier analysis"});
+    analyze(r);
+    CHECK(r.findings.empty());
+    std::vector<std::string> skipped;
+    for (const auto& s : r.rules_not_evaluated) {
+        skipped.push_back(s.rule);
+        CHECK_FALSE(s.reason.empty());
+    }
+    std::vector<std::string> expected;
+    for (const auto& rule : all_rules())
+        expected.push_back(rule.id);
+    CHECK(skipped == expected);
+}
+
+TEST_CASE("analyze: every rule firing gives ranked findings, gains first", "[rules][analysis]") {
+    RunReport r = report_of(
+        {
+            bandwidth("chunked", "8", steady(200)),      // access pattern 2x, vector width 1.6x
+            bandwidth("chunked", "1", steady(125)),      //
+            bandwidth("interleaved", "8", steady(100)),  //
+            compute("fp32", "1", steady(100)),           // compute vector width 4x
+            compute("fp32", "8", steady(400)),           //
+            peak("fp32", steady(400)),                   // fp64 at 1/10
+            peak("fp64", steady(40)),                    //
+            launch("round_trip", steady(50)),            // sync overhead 5x
+            launch("back_to_back", steady(10)),          //
+            build("cold", steady(1000)),                 // build cache 10x, no gain
+            build("binary_cache", steady(100)),
+        },
+        /*profiling=*/false);  // host fallback, no gain
+    analyze(r);
+    CHECK(r.rules_not_evaluated.empty());
+    std::vector<std::string> ids;
+    for (const auto& f : r.findings)
+        ids.push_back(f.id);
+    // Gains: fp64 0.9, sync 0.8, compute 0.75, access 0.5, bandwidth vector 0.375; then the
+    // unquantified ones by severity (medium before low).
+    CHECK(ids == std::vector<std::string>{"kernel.fp64.throughput", "kernel.launch.sync_overhead",
+                                          "kernel.compute.vector_width", "kernel.bandwidth.access_pattern",
+                                          "kernel.bandwidth.vector_width", "kernel.timer.host_fallback",
+                                          "kernel.build.cache_binaries"});
+    for (std::size_t i = 0; i < r.findings.size(); ++i)
+        CHECK(r.findings[i].rank == int(i + 1));
+}
+
+TEST_CASE("rank_findings: gains descending, then severity, then id, ranks from 1", "[rules][analysis]") {
+    auto finding = [](std::string id, std::optional<double> gain, Severity severity) {
+        Finding f;
+        f.id = std::move(id);
+        f.estimated_gain = gain;
+        f.severity = severity;
+        f.rank = 99;
+        return f;
+    };
+    const std::vector<Finding> expected = {
+        finding("w.gain_half_high", 0.5, Severity::high),
+        finding("x.gain_half_high", 0.5, Severity::high),  // same gain and severity: by id
+        finding("a.gain_half_low", 0.5, Severity::low),    // same gain: by severity, not id
+        finding("z.gain_fifth", 0.2, Severity::info),
+        finding("y.gain_zero", 0.0, Severity::info),  // a quantified zero still beats no gain
+        finding("b.no_gain_high", std::nullopt, Severity::high),
+        finding("c.no_gain_high", std::nullopt, Severity::high),
+        finding("a.no_gain_medium", std::nullopt, Severity::medium),
+        finding("0.no_gain_info", std::nullopt, Severity::info),
+    };
+    std::vector<Finding> findings = expected;
+    for (unsigned seed = 1; seed <= 50; ++seed) {
+        INFO("shuffle seed " << seed);
+        std::shuffle(findings.begin(), findings.end(), std::mt19937(seed));
+        rank_findings(findings);
+        REQUIRE(findings.size() == expected.size());
+        for (std::size_t i = 0; i < findings.size(); ++i) {
+            CHECK(findings[i].id == expected[i].id);
+            CHECK(findings[i].rank == int(i + 1));
+        }
+    }
+}
+
+TEST_CASE("rank_findings: an empty list stays empty", "[rules][analysis]") {
+    std::vector<Finding> none;
+    rank_findings(none);
+    CHECK(none.empty());
+}

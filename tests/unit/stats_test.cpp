@@ -1,0 +1,160 @@
+// summarize() and student_t_975() on exact, hand-computed vectors.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "core/stats.hpp"
+
+using clprobe::student_t_975;
+using clprobe::summarize;
+using clprobe::Summary;
+
+namespace {
+
+Summary summary_of(std::vector<double> v) {
+    return summarize(v);
+}
+
+}  // namespace
+
+TEST_CASE("summarize: even-sized vector {1,2,3,4}", "[stats]") {
+    const Summary s = summary_of({1, 2, 3, 4});
+    const double stddev = std::sqrt(5.0 / 3.0);  // squared deviations 2.25+0.25+0.25+2.25 over n-1
+    const double half = 3.182 * stddev / 2.0;    // t(3) * s / sqrt(4)
+
+    CHECK(s.n == 4);
+    CHECK(s.min == 1);
+    CHECK(s.max == 4);
+    CHECK(s.median == Approx(2.5));
+    CHECK(s.mean == Approx(2.5));
+    CHECK(s.stddev == Approx(stddev));
+    CHECK(s.cv == Approx(stddev / 2.5));
+    CHECK(s.ci95_low == Approx(2.5 - half));
+    CHECK(s.ci95_high == Approx(2.5 + half));
+}
+
+TEST_CASE("summarize: two samples use t(1) = 12.706", "[stats]") {
+    const Summary s = summary_of({1, 3});
+    // mean 2, s = sqrt(2), half-width = 12.706 * sqrt(2) / sqrt(2)
+    CHECK(s.median == Approx(2));
+    CHECK(s.stddev == Approx(std::sqrt(2.0)));
+    CHECK(s.ci95_low == Approx(2 - 12.706));
+    CHECK(s.ci95_high == Approx(2 + 12.706));
+}
+
+TEST_CASE("summarize: odd-sized vector takes the middle element as median", "[stats]") {
+    const Summary s = summary_of({10, 40, 20, 100, 30});
+    CHECK(s.n == 5);
+    CHECK(s.median == Approx(30));
+    CHECK(s.mean == Approx(40));
+    CHECK(s.min == 10);
+    CHECK(s.max == 100);
+    // deviations -30,-20,-10,0,60: squares 900+400+100+0+3600 = 5000, over 4
+    CHECK(s.stddev == Approx(std::sqrt(1250.0)));
+    const double half = 2.776 * std::sqrt(1250.0) / std::sqrt(5.0);
+    CHECK(s.ci95_low == Approx(40 - half));
+    CHECK(s.ci95_high == Approx(40 + half));
+}
+
+TEST_CASE("summarize: unsorted input gives the same summary as sorted input", "[stats]") {
+    const Summary sorted = summary_of({1, 2, 3, 4});
+    const Summary shuffled = summary_of({4, 1, 3, 2});
+    CHECK(shuffled.n == sorted.n);
+    CHECK(shuffled.min == sorted.min);
+    CHECK(shuffled.max == sorted.max);
+    CHECK(shuffled.median == Approx(sorted.median));
+    CHECK(shuffled.mean == Approx(sorted.mean));
+    CHECK(shuffled.stddev == Approx(sorted.stddev));
+    CHECK(shuffled.cv == Approx(sorted.cv));
+    CHECK(shuffled.ci95_low == Approx(sorted.ci95_low));
+    CHECK(shuffled.ci95_high == Approx(sorted.ci95_high));
+}
+
+TEST_CASE("summarize: a single sample has zero spread and a point interval", "[stats]") {
+    const Summary s = summary_of({7.5});
+    CHECK(s.n == 1);
+    CHECK(s.min == 7.5);
+    CHECK(s.max == 7.5);
+    CHECK(s.median == 7.5);
+    CHECK(s.mean == 7.5);
+    CHECK(s.stddev == 0);
+    CHECK(s.cv == 0);
+    CHECK(s.ci95_low == 7.5);
+    CHECK(s.ci95_high == 7.5);
+}
+
+TEST_CASE("summarize: identical samples have zero spread", "[stats]") {
+    const Summary s = summary_of({3, 3, 3, 3, 3, 3});
+    CHECK(s.median == 3);
+    CHECK(s.mean == Approx(3));
+    CHECK(s.stddev == Approx(0).margin(1e-12));
+    CHECK(s.cv == Approx(0).margin(1e-12));
+    CHECK(s.ci95_low == Approx(3));
+    CHECK(s.ci95_high == Approx(3));
+}
+
+TEST_CASE("summarize: cv uses |mean| and is 0 when the mean is 0", "[stats]") {
+    SECTION("negative mean") {
+        const Summary s = summary_of({-2, -4});
+        CHECK(s.mean == Approx(-3));
+        CHECK(s.stddev == Approx(std::sqrt(2.0)));
+        CHECK(s.cv == Approx(std::sqrt(2.0) / 3.0));
+        CHECK(s.cv > 0);
+    }
+    SECTION("zero mean") {
+        const Summary s = summary_of({-1, 1});
+        CHECK(s.mean == Approx(0).margin(1e-12));
+        CHECK(s.stddev == Approx(std::sqrt(2.0)));
+        CHECK(s.cv == 0);
+    }
+}
+
+TEST_CASE("summarize: empty and non-finite input throws invalid_argument", "[stats]") {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_AS(summary_of({}), std::invalid_argument);
+    CHECK_THROWS_AS(summary_of({1, nan, 3}), std::invalid_argument);
+    CHECK_THROWS_AS(summary_of({nan}), std::invalid_argument);
+    CHECK_THROWS_AS(summary_of({1, 2, inf}), std::invalid_argument);
+    CHECK_THROWS_AS(summary_of({-inf, 2}), std::invalid_argument);
+}
+
+TEST_CASE("student_t_975: exact table values", "[stats]") {
+    CHECK(student_t_975(1) == Approx(12.706));
+    CHECK(student_t_975(2) == Approx(4.303));
+    CHECK(student_t_975(3) == Approx(3.182));
+    CHECK(student_t_975(10) == Approx(2.228));
+    CHECK(student_t_975(20) == Approx(2.086));
+    CHECK(student_t_975(30) == Approx(2.042));
+}
+
+TEST_CASE("student_t_975: tail anchors and known quantiles beyond the table", "[stats]") {
+    CHECK(student_t_975(40) == Approx(2.021));
+    CHECK(student_t_975(60) == Approx(2.000));
+    CHECK(student_t_975(120) == Approx(1.980));
+    // Published quantiles; the interpolation claims 1e-3 accuracy.
+    CHECK(student_t_975(50) == Approx(2.0086).margin(1e-3));
+    CHECK(student_t_975(100) == Approx(1.9840).margin(1e-3));
+    CHECK(student_t_975(200) == Approx(1.9719).margin(1e-3));
+    CHECK(student_t_975(1000) == Approx(1.9623).margin(1e-3));
+}
+
+TEST_CASE("student_t_975: decreases monotonically towards 1.96", "[stats]") {
+    double previous = student_t_975(1);
+    for (std::size_t dof = 2; dof <= 2000; ++dof) {
+        const double t = student_t_975(dof);
+        INFO("dof = " << dof);
+        REQUIRE(t < previous);
+        REQUIRE(t > 1.96);
+        previous = t;
+    }
+    CHECK(student_t_975(1000000) == Approx(1.96).margin(1e-4));
+    CHECK(student_t_975(1000000) > 1.96);
+}
+
+TEST_CASE("student_t_975: zero degrees of freedom throws", "[stats]") {
+    CHECK_THROWS_AS(student_t_975(0), std::invalid_argument);
+}
