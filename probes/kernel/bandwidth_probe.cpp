@@ -98,7 +98,9 @@ class BandwidthProbe final : public Probe {
         const double expected_total = static_cast<double>(floats / 8) * 28.0;
 
         const cl::Program& program = s.kernels().program("peak/bandwidth.cl").program;
-        const SamplerConfig config = sampler_for(ctx.options.mode);
+        InterleavedSampler sampler(sampler_for(ctx.options.mode));
+        std::vector<Labels> labels;
+        std::vector<double> moved;
         float seed = 0;
         for (const char* pattern : patterns) {
             for (int w : vector_widths) {
@@ -120,26 +122,28 @@ class BandwidthProbe final : public Probe {
                         k.setArg(1, b);
                         k.setArg(2, per_item);
                     }
-                    auto batch = [&](std::int64_t n) {
+                    sampler.add([&q, &s, k, items, local](std::int64_t n) mutable {
                         return time_commands(q, s.profiling(), n, [&] {
                             cl::Event e;
                             q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
                                                    &e);
                             return e;
                         });
-                    };
-                    const SampleSet set = run_samples(batch, config);
+                    });
+                    // Checked now, while the buffers hold this variant's output.
                     verify(q, access, name, b, sums, floats, items, w, seed, expected_total);
-
-                    const double moved = static_cast<double>(access == Access::copy ? 2 * bytes : bytes);
-                    Measurement m = make_measurement(
-                        "kernel.bandwidth", "GB/s",
-                        {{"access", name_of(access)}, {"pattern", pattern}, {"vector", std::to_string(w)}},
-                        to_rates(set, moved, 1e-9), set.timer);
-                    m.iterations_per_sample = set.iterations;
-                    out.measurements.push_back(std::move(m));
+                    labels.push_back(
+                        {{"access", name_of(access)}, {"pattern", pattern}, {"vector", std::to_string(w)}});
+                    moved.push_back(static_cast<double>(access == Access::copy ? 2 * bytes : bytes));
                 }
             }
+        }
+        const std::vector<SampleSet> sets = sampler.run();
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            Measurement m = make_measurement("kernel.bandwidth", "GB/s", labels[i], to_rates(sets[i], moved[i], 1e-9),
+                                             sets[i].timer);
+            m.iterations_per_sample = sets[i].iterations;
+            out.measurements.push_back(std::move(m));
         }
         const std::size_t variants = out.measurements.size();
         out.measurements.push_back(

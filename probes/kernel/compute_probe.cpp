@@ -114,28 +114,30 @@ class ComputeProbe final : public Probe {
         SamplerConfig config = sampler_for(ctx.options.mode);
         config.max_iterations = std::numeric_limits<cl_uint>::max() / base_trips;
 
+        InterleavedSampler sampler(config);
         for (int w : vector_widths) {
             cl::Kernel k(*program, fmt::format("fma_v{}", w).c_str());
             k.setArg(0, result);
             set_coefficients(k);
-            cl_uint trips = base_trips;
-            auto batch = [&](std::int64_t n) {
-                trips = static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n));
-                k.setArg(3, trips);
+            const std::size_t index = sampler.add([&q, &s, k, items, local](std::int64_t n) mutable {
+                k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
                 return time_commands(q, s.profiling(), 1, [&] {
                     cl::Event e;
                     q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
                     return e;
                 });
-            };
-            const SampleSet set = run_samples(batch, config);
-            verify(q, result, items, w, trips);
-
+            });
+            // Checked now, while the buffer holds this variant's last calibration run.
+            verify(q, result, items, w, static_cast<std::uint64_t>(base_trips * sampler.iterations(index)));
+        }
+        const std::vector<SampleSet> sets = sampler.run();
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            const int w = vector_widths[i];
             const double flops_per_iteration = static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
             Measurement m = make_measurement("kernel.compute", "GFLOP/s",
                                              {{"precision", traits_.name}, {"vector", std::to_string(w)}},
-                                             to_rates(set, flops_per_iteration, 1e-9), set.timer);
-            m.iterations_per_sample = set.iterations;
+                                             to_rates(sets[i], flops_per_iteration, 1e-9), sets[i].timer);
+            m.iterations_per_sample = sets[i].iterations;
             out.measurements.push_back(std::move(m));
         }
         const std::size_t variants = out.measurements.size();
@@ -161,7 +163,7 @@ class ComputeProbe final : public Probe {
     }
 
     // Checks 64 work-items spread over the range, every lane, against the closed form.
-    void verify(cl::CommandQueue& q, cl::Buffer& result, std::size_t items, int w, cl_uint trips) const {
+    void verify(cl::CommandQueue& q, cl::Buffer& result, std::size_t items, int w, std::uint64_t trips) const {
         std::vector<unsigned char> raw(items * static_cast<std::size_t>(w) * traits_.element_bytes);
         q.enqueueReadBuffer(result, CL_TRUE, 0, raw.size(), raw.data());
         auto element = [&](std::size_t i) -> double {

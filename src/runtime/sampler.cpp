@@ -7,45 +7,73 @@
 
 namespace clprobe {
 
-SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config) {
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+void InterleavedSampler::keep(Variant& v, const TimedBatch& t) const {
+    if (!(t.seconds > 0) || !std::isfinite(t.seconds))
+        throw std::runtime_error("timer returned a non-positive duration");
+    // If any sample had to fall back to the host clock, the set is only as good as that clock.
+    if (t.timer != TimerKind::device_profiling) v.set.timer = t.timer;
+    v.set.seconds_per_iteration.push_back(t.seconds / static_cast<double>(v.set.iterations));
+}
+
+std::size_t InterleavedSampler::add(BatchFunction batch) {
     const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-    for (int i = 0; i < config.warmup_runs; ++i)
+    for (int i = 0; i < config_.warmup_runs; ++i)
         batch(1);
 
     // Calibrate: grow the iteration count until one batch reaches the target time. Growth is
     // bounded (x100 per step) so one noisy fast batch cannot make the next one run for minutes.
     std::int64_t iterations = 1;
     TimedBatch probe = batch(iterations);
-    while (probe.seconds < config.target_seconds && iterations < config.max_iterations &&
-           elapsed() < config.budget_seconds / 2) {
-        const double wanted = config.target_seconds / std::max(probe.seconds, 1e-9) * 1.1;
+    while (probe.seconds < config_.target_seconds && iterations < config_.max_iterations &&
+           seconds_since(start) < config_.budget_seconds / 2) {
+        const double wanted = config_.target_seconds / std::max(probe.seconds, 1e-9) * 1.1;
         const double factor = std::clamp(wanted, 2.0, 100.0);
         iterations = std::min<std::int64_t>(
-            config.max_iterations, static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
+            config_.max_iterations, static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
         probe = batch(iterations);
     }
 
-    SampleSet set;
-    set.iterations = iterations;
-    set.timer = probe.timer;
-    auto keep = [&](const TimedBatch& t) {
-        if (!(t.seconds > 0) || !std::isfinite(t.seconds))
-            throw std::runtime_error("timer returned a non-positive duration");
-        // If any sample had to fall back to the host clock, the set is only as good as that clock.
-        if (t.timer != TimerKind::device_profiling) set.timer = t.timer;
-        set.seconds_per_iteration.push_back(t.seconds / static_cast<double>(iterations));
-    };
+    Variant v;
+    v.batch = std::move(batch);
+    v.set.iterations = iterations;
+    v.set.timer = probe.timer;
+    v.seconds_per_sample = std::max(probe.seconds, 1e-9);
     // The last calibration batch ran at the final iteration count after warm-up: it is a sample
     // like the others, and slow variants (one long iteration) need not pay for it twice.
-    keep(probe);
-    const double per_sample = std::max(probe.seconds, 1e-9);
-    const double remaining = config.budget_seconds - elapsed();
-    int samples = config.samples;
-    if (remaining < per_sample * (samples - 1)) samples = std::max(3, 1 + static_cast<int>(remaining / per_sample));
-    for (int i = 1; i < samples; ++i)
-        keep(batch(iterations));
-    return set;
+    keep(v, probe);
+    variants_.push_back(std::move(v));
+    return variants_.size() - 1;
+}
+
+std::vector<SampleSet> InterleavedSampler::run() {
+    double round_seconds = 0;
+    for (const auto& v : variants_)
+        round_seconds += v.seconds_per_sample;
+    const double budget = config_.budget_seconds * static_cast<double>(variants_.size());
+    int samples = config_.samples;
+    if (round_seconds * (samples - 1) > budget)
+        samples = std::max(3, 1 + static_cast<int>(budget / std::max(round_seconds, 1e-9)));
+    for (int round = 1; round < samples; ++round)
+        for (auto& v : variants_)
+            keep(v, v.batch(v.set.iterations));
+    std::vector<SampleSet> out;
+    out.reserve(variants_.size());
+    for (auto& v : variants_)
+        out.push_back(std::move(v.set));
+    variants_.clear();
+    return out;
+}
+
+SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config) {
+    InterleavedSampler sampler(config);
+    sampler.add(batch);
+    return std::move(sampler.run().front());
 }
 
 std::vector<double> to_rates(const SampleSet& set, double work_per_iteration, double scale) {

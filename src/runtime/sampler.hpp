@@ -26,6 +26,35 @@ struct SampleSet {
 
 using BatchFunction = std::function<TimedBatch(std::int64_t iterations)>;
 
+// Several variants measured side by side. Each variant is warmed up and calibrated when added
+// (so the caller can verify its output right away, while the buffers still hold it); run() then
+// takes the remaining samples round-robin across variants. A burst of interference on a shared
+// machine then lowers one sample of many variants instead of every sample of one variant, so
+// medians, and the best-of-variants peaks, stay stable from run to run.
+class InterleavedSampler {
+  public:
+    explicit InterleavedSampler(SamplerConfig config) : config_(config) {}
+
+    // Warm-up and calibration of one more variant; returns its index.
+    std::size_t add(BatchFunction batch);
+    // Iterations per sample chosen for variant `index`.
+    std::int64_t iterations(std::size_t index) const { return variants_.at(index).set.iterations; }
+    // The remaining samples; the budget is config.budget_seconds per variant (at least 3 samples).
+    std::vector<SampleSet> run();
+
+  private:
+    struct Variant {
+        BatchFunction batch;
+        SampleSet set;
+        double seconds_per_sample = 0;
+    };
+    void keep(Variant& v, const TimedBatch& t) const;
+
+    SamplerConfig config_;
+    std::vector<Variant> variants_;
+};
+
+// One variant alone: warm-up, calibration, samples.
 SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config);
 
 // The same samples as rates: work_per_iteration / seconds (e.g. bytes -> GB/s with scale 1e-9).

@@ -71,3 +71,48 @@ TEST_CASE("commands on a profiling queue are timed by the device", "[sampler]") 
     CHECK(t.seconds > 0);
     CHECK(t.timer == (s.profiling() ? TimerKind::device_profiling : TimerKind::host_steady_clock));
 }
+
+TEST_CASE("without profiling, commands are timed by the host clock and say so", "[sampler]") {
+    auto& s = test::shared_session();
+    cl::Kernel k = s.kernels().kernel("peak/launch.cl", "empty");
+    int launches = 0;
+    const TimedBatch t = time_commands(s.queue(), /*profiling=*/false, 4, [&] {
+        ++launches;
+        cl::Event e;
+        s.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(1), cl::NullRange, nullptr, &e);
+        return e;
+    });
+    CHECK(launches == 4);
+    CHECK(t.seconds > 0);
+    CHECK(t.timer == TimerKind::host_steady_clock);
+}
+
+TEST_CASE("interleaved sampling calibrates each variant and samples them in rounds", "[sampler]") {
+    std::vector<std::pair<int, std::int64_t>> calls;
+    auto variant = [&](int id, double seconds_per_iteration) {
+        return [&calls, id, seconds_per_iteration](std::int64_t n) {
+            calls.emplace_back(id, n);
+            return TimedBatch{seconds_per_iteration * static_cast<double>(n), TimerKind::device_profiling};
+        };
+    };
+    SamplerConfig c;
+    c.warmup_runs = 1;
+    c.samples = 4;
+    c.target_seconds = 0.01;
+    InterleavedSampler sampler(c);
+    CHECK(sampler.add(variant(0, 1e-3)) == 0);
+    CHECK(sampler.add(variant(1, 2e-2)) == 1);
+    CHECK(sampler.iterations(0) >= 10);
+    CHECK(sampler.iterations(1) == 1);
+    const auto calibration_calls = calls.size();
+    const auto sets = sampler.run();
+    REQUIRE(sets.size() == 2);
+    CHECK(sets[0].seconds_per_iteration.size() == 4);
+    CHECK(sets[1].seconds_per_iteration.size() == 4);
+    CHECK(sets[0].seconds_per_iteration.back() == Approx(1e-3));
+    CHECK(sets[1].seconds_per_iteration.back() == Approx(2e-2));
+    // After calibration the variants alternate: 0, 1, 0, 1, 0, 1.
+    REQUIRE(calls.size() == calibration_calls + 6);
+    for (std::size_t i = calibration_calls; i < calls.size(); ++i)
+        CHECK(calls[i].first == static_cast<int>((i - calibration_calls) % 2));
+}
