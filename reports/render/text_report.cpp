@@ -63,7 +63,7 @@ void render_results(std::string& out, const RunReport& r, const TextOptions& o, 
     out += p.bold("Probes") + "\n";
     for (const auto& res : r.results) {
         out +=
-            fmt::format("  {:<22} {:<9} {:>6.1f} s  {}\n", res.id, p.status(res.status), res.wall_seconds, res.title);
+            fmt::format("  {:<22} {:<11} {:>6.1f} s  {}\n", res.id, p.status(res.status), res.wall_seconds, res.title);
         if (!res.reason.empty()) out += fmt::format("      reason: {}\n", res.reason);
         // Without --verbose, a probe with many variants shows its headlines only.
         const bool all = o.verbose || res.measurements.size() <= 6;
@@ -73,9 +73,9 @@ void render_results(std::string& out, const RunReport& r, const TextOptions& o, 
                 ++hidden;
                 continue;
             }
-            out += fmt::format("      {:<52} {}\n", metric_name(m), format_measurement_value(m));
+            out += fmt::format("      {:<62} {}\n", metric_name(m), format_measurement_value(m));
             if (!m.note.empty() && (o.verbose || m.labels.empty()))
-                out += fmt::format("      {:<52} {}\n", "", p.dim(m.note));
+                out += fmt::format("      {:<62} {}\n", "", p.dim(m.note));
         }
         if (hidden)
             out += fmt::format("      {}\n",

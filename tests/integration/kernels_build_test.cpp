@@ -37,7 +37,7 @@ TEST_CASE("the compute kernel builds in double precision where the device has it
         CHECK_NOTHROW(session.kernels().program("peak/compute.cl", "-D REAL=double -D REAL_IS_DOUBLE"));
 }
 
-TEST_CASE("--kernel-dir loads the same kernel files as the embedded copies", "[kernels]") {
+TEST_CASE("a kernel folder given with --kernel-dir holds the same files as the embedded copies", "[kernels]") {
     const auto from_disk = KernelSources::from_directory(source_kernel_dir());
     CHECK(from_disk.files() == KernelSources::embedded().files());
     for (const auto& file : from_disk.files())
