@@ -6,34 +6,37 @@
 //   chunked:     each work-item streams its own contiguous chunk, which CPU devices (PoCL runs a
 //                work-group per core, one work-item after another) turn into sequential streams
 //                the hardware prefetcher follows.
-// Read kernels sum with two accumulators so an in-order core is not latency-bound on the adds;
+// Read kernels sum with four accumulators so a core is not bound by the latency of the adds;
 // the per-item sums are written out so the compiler cannot drop the loads, and the host checks
 // their total against the input pattern.
 //
-// Host contract: buffers hold get_global_size(0) * per_item vectors; per_item is even.
+// Host contract: buffers hold get_global_size(0) * per_item vectors; per_item is a multiple of 4.
 
 #define DEFINE_BANDWIDTH_KERNELS(T, W)                                                        \
     __kernel void read_interleaved_v##W(__global const T* restrict in, __global T* restrict out, \
                                         uint per_item) {                                     \
         const size_t ls = get_local_size(0);                                                 \
         size_t i = get_group_id(0) * ls * per_item + get_local_id(0);                        \
-        T acc0 = (T)(0.0f), acc1 = (T)(0.0f);                                                \
-        for (uint k = 0; k < per_item; k += 2) {                                             \
+        T acc0 = (T)(0.0f), acc1 = (T)(0.0f), acc2 = (T)(0.0f), acc3 = (T)(0.0f);            \
+        for (uint k = 0; k < per_item; k += 4, i += 4 * ls) {                                \
             acc0 += in[i];                                                                   \
             acc1 += in[i + ls];                                                              \
-            i += 2 * ls;                                                                     \
+            acc2 += in[i + 2 * ls];                                                          \
+            acc3 += in[i + 3 * ls];                                                          \
         }                                                                                    \
-        out[get_global_id(0)] = acc0 + acc1;                                                 \
+        out[get_global_id(0)] = (acc0 + acc1) + (acc2 + acc3);                               \
     }                                                                                        \
     __kernel void read_chunked_v##W(__global const T* restrict in, __global T* restrict out,    \
                                     uint per_item) {                                         \
         __global const T* p = in + get_global_id(0) * (size_t)per_item;                      \
-        T acc0 = (T)(0.0f), acc1 = (T)(0.0f);                                                \
-        for (uint k = 0; k < per_item; k += 2) {                                             \
+        T acc0 = (T)(0.0f), acc1 = (T)(0.0f), acc2 = (T)(0.0f), acc3 = (T)(0.0f);            \
+        for (uint k = 0; k < per_item; k += 4) {                                             \
             acc0 += p[k];                                                                    \
             acc1 += p[k + 1];                                                                \
+            acc2 += p[k + 2];                                                                \
+            acc3 += p[k + 3];                                                                \
         }                                                                                    \
-        out[get_global_id(0)] = acc0 + acc1;                                                 \
+        out[get_global_id(0)] = (acc0 + acc1) + (acc2 + acc3);                               \
     }                                                                                        \
     /* Writes ((vector index & 7) + seed): a distinct seed per run exposes stale output. */  \
     __kernel void write_interleaved_v##W(__global T* restrict out, uint per_item, float seed) { \

@@ -74,8 +74,8 @@ class BandwidthProbe final : public Probe {
         // gives CPU devices enough groups to balance across cores.
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
         const std::size_t items = groups * local;
-        // Every width must give each work-item an even number of vectors.
-        const std::uint64_t granule = std::uint64_t{items} * 16 * 2 * sizeof(float);
+        // Every width must give each work-item a multiple of 4 vectors (the read kernels unroll by 4).
+        const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
 
         // Several times the last-level cache, so the caches cannot serve the working set.
         const std::uint64_t base = ctx.options.mode == RunMode::quick  ? (128ull << 20)
