@@ -52,4 +52,12 @@ std::string format_bytes(std::uint64_t bytes) {
     return fmt::format("{} B", bytes);
 }
 
+std::string sampling_note(const SamplerConfig& config) {
+    if (config.best_of <= 1) return fmt::format("{} samples, variants interleaved", config.samples);
+    return fmt::format(
+        "up to {} samples per variant, variants interleaved; each sample is the fastest of {} batches (the "
+        "device's capability); variants below {:.0f}% of the best first batch take 3 single-batch samples",
+        config.samples, config.best_of, 100 * config.contender_fraction);
+}
+
 }  // namespace clprobe

@@ -27,4 +27,7 @@ cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t byt
 
 std::string format_bytes(std::uint64_t bytes);  // "256 MiB"
 
+// How the samples were taken, for a probe's attributes ("each sample: fastest of 3 batches...").
+std::string sampling_note(const SamplerConfig& config);
+
 }  // namespace clprobe

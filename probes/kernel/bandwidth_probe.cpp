@@ -98,7 +98,8 @@ class BandwidthProbe final : public Probe {
         const double expected_total = static_cast<double>(floats / 8) * 28.0;
 
         const cl::Program& program = s.kernels().program("peak/bandwidth.cl").program;
-        InterleavedSampler sampler(sampler_for(ctx.options.mode));
+        const SamplerConfig sampler_config = ceiling_sampler_for(ctx.options.mode);
+        InterleavedSampler sampler(sampler_config);
         std::vector<Labels> labels;
         std::vector<double> moved;
         float seed = 0;
@@ -122,19 +123,22 @@ class BandwidthProbe final : public Probe {
                         k.setArg(1, b);
                         k.setArg(2, per_item);
                     }
-                    sampler.add([&q, &s, k, items, local](std::int64_t n) mutable {
-                        return time_commands(q, s.profiling(), n, [&] {
-                            cl::Event e;
-                            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
-                                                   &e);
-                            return e;
-                        });
-                    });
+                    const double moved_bytes = static_cast<double>(access == Access::copy ? 2 * bytes : bytes);
+                    sampler.add(
+                        [&q, &s, k, items, local](std::int64_t n) mutable {
+                            return time_commands(q, s.profiling(), n, [&] {
+                                cl::Event e;
+                                q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local),
+                                                       nullptr, &e);
+                                return e;
+                            });
+                        },
+                        moved_bytes);
                     // Checked now, while the buffers hold this variant's output.
                     verify(q, access, name, b, sums, floats, items, w, seed, expected_total);
                     labels.push_back(
                         {{"access", name_of(access)}, {"pattern", pattern}, {"vector", std::to_string(w)}});
-                    moved.push_back(static_cast<double>(access == Access::copy ? 2 * bytes : bytes));
+                    moved.push_back(moved_bytes);
                 }
             }
         }
@@ -151,6 +155,7 @@ class BandwidthProbe final : public Probe {
         out.attributes["buffer_bytes"] = bytes;
         out.attributes["work_items"] = items;
         out.attributes["local_size"] = local;
+        out.attributes["sampling"] = sampling_note(sampler_config);
         out.attributes["bytes_counted"] = "read: buffer size; write: buffer size; copy: twice the buffer size";
     }
 

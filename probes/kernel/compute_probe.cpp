@@ -111,32 +111,36 @@ class ComputeProbe final : public Probe {
         const std::size_t items = groups * local;
         cl::Buffer result = make_buffer(s.context(), CL_MEM_WRITE_ONLY, items * 16 * traits_.element_bytes);
 
-        SamplerConfig config = sampler_for(ctx.options.mode);
+        SamplerConfig config = ceiling_sampler_for(ctx.options.mode);
         config.max_iterations = std::numeric_limits<cl_uint>::max() / base_trips;
 
         InterleavedSampler sampler(config);
+        std::vector<double> flops;
         for (int w : vector_widths) {
             cl::Kernel k(*program, fmt::format("fma_v{}", w).c_str());
             k.setArg(0, result);
             set_coefficients(k);
-            const std::size_t index = sampler.add([&q, &s, k, items, local](std::int64_t n) mutable {
-                k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
-                return time_commands(q, s.profiling(), 1, [&] {
-                    cl::Event e;
-                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
-                    return e;
-                });
-            });
+            const double flops_per_iteration = static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
+            const std::size_t index = sampler.add(
+                [&q, &s, k, items, local](std::int64_t n) mutable {
+                    k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
+                    return time_commands(q, s.profiling(), 1, [&] {
+                        cl::Event e;
+                        q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
+                        return e;
+                    });
+                },
+                flops_per_iteration);
+            flops.push_back(flops_per_iteration);
             // Checked now, while the buffer holds this variant's last calibration run.
             verify(q, result, items, w, static_cast<std::uint64_t>(base_trips * sampler.iterations(index)));
         }
         const std::vector<SampleSet> sets = sampler.run();
         for (std::size_t i = 0; i < sets.size(); ++i) {
             const int w = vector_widths[i];
-            const double flops_per_iteration = static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
             Measurement m = make_measurement("kernel.compute", "GFLOP/s",
                                              {{"precision", traits_.name}, {"vector", std::to_string(w)}},
-                                             to_rates(sets[i], flops_per_iteration, 1e-9), sets[i].timer);
+                                             to_rates(sets[i], flops[i], 1e-9), sets[i].timer);
             m.iterations_per_sample = sets[i].iterations;
             out.measurements.push_back(std::move(m));
         }
@@ -145,6 +149,7 @@ class ComputeProbe final : public Probe {
                                                  std::string("kernel.peak.") + traits_.name, variants));
         out.attributes["work_items"] = items;
         out.attributes["local_size"] = local;
+        out.attributes["sampling"] = sampling_note(config);
         out.attributes["flops_counted"] = "2 per FMA per vector lane";
     }
 

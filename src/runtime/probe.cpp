@@ -35,4 +35,10 @@ SamplerConfig sampler_for(RunMode mode) {
     return c;
 }
 
+SamplerConfig ceiling_sampler_for(RunMode mode) {
+    SamplerConfig c = sampler_for(mode);
+    c.best_of = mode == RunMode::quick ? 2 : 3;
+    return c;
+}
+
 }  // namespace clprobe

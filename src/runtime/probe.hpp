@@ -26,6 +26,8 @@ struct RunOptions {
 // Sampling effort per mode: quick keeps `diagnose --quick` inside seconds, full trades time for
 // tighter confidence intervals.
 SamplerConfig sampler_for(RunMode mode);
+// The same for device ceilings: each sample is the fastest of a few batches (see SamplerConfig).
+SamplerConfig ceiling_sampler_for(RunMode mode);
 
 struct ProbeContext {
     DeviceSession* device = nullptr;  // null for probes that do not need one

@@ -13,15 +13,26 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 }  // namespace
 
-void InterleavedSampler::keep(Variant& v, const TimedBatch& t) const {
+namespace {
+void check(const TimedBatch& t) {
     if (!(t.seconds > 0) || !std::isfinite(t.seconds))
         throw std::runtime_error("timer returned a non-positive duration");
-    // If any sample had to fall back to the host clock, the set is only as good as that clock.
-    if (t.timer != TimerKind::device_profiling) v.set.timer = t.timer;
-    v.set.seconds_per_iteration.push_back(t.seconds / static_cast<double>(v.set.iterations));
+}
+}  // namespace
+
+void InterleavedSampler::sample(Variant& v, int batches) const {
+    TimedBatch fastest{0, TimerKind::device_profiling};
+    for (int i = 0; i < batches; ++i) {
+        const TimedBatch t = v.batch(v.set.iterations);
+        check(t);
+        if (i == 0 || t.seconds < fastest.seconds) fastest.seconds = t.seconds;
+        // If any batch had to fall back to the host clock, the set is only as good as that clock.
+        if (t.timer != TimerKind::device_profiling) v.set.timer = t.timer;
+    }
+    v.set.seconds_per_iteration.push_back(fastest.seconds / static_cast<double>(v.set.iterations));
 }
 
-std::size_t InterleavedSampler::add(BatchFunction batch) {
+std::size_t InterleavedSampler::add(BatchFunction batch, double work_per_iteration) {
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < config_.warmup_runs; ++i)
         batch(1);
@@ -38,30 +49,52 @@ std::size_t InterleavedSampler::add(BatchFunction batch) {
             config_.max_iterations, static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
         probe = batch(iterations);
     }
+    check(probe);
 
     Variant v;
     v.batch = std::move(batch);
     v.set.iterations = iterations;
     v.set.timer = probe.timer;
-    v.seconds_per_sample = std::max(probe.seconds, 1e-9);
-    // The last calibration batch ran at the final iteration count after warm-up: it is a sample
-    // like the others, and slow variants (one long iteration) need not pay for it twice.
-    keep(v, probe);
+    v.calibration = probe;
+    v.rate = work_per_iteration * static_cast<double>(iterations) / probe.seconds;
     variants_.push_back(std::move(v));
     return variants_.size() - 1;
 }
 
 std::vector<SampleSet> InterleavedSampler::run() {
-    double round_seconds = 0;
+    constexpr int plain_samples = 3;
+    double best_rate = 0;
     for (const auto& v : variants_)
-        round_seconds += v.seconds_per_sample;
+        best_rate = std::max(best_rate, v.rate);
+    std::vector<bool> contender(variants_.size(), true);
+    if (config_.best_of > 1)
+        for (std::size_t i = 0; i < variants_.size(); ++i)
+            contender[i] = variants_[i].rate >= config_.contender_fraction * best_rate;
+
+    // One round's cost, from the calibration batches; fewer rounds (never below 3) when the
+    // rounds would overrun the budget.
+    double round_seconds = 0;
+    for (std::size_t i = 0; i < variants_.size(); ++i)
+        round_seconds += variants_[i].calibration.seconds * (contender[i] ? config_.best_of : 1);
     const double budget = config_.budget_seconds * static_cast<double>(variants_.size());
     int samples = config_.samples;
-    if (round_seconds * (samples - 1) > budget)
-        samples = std::max(3, 1 + static_cast<int>(budget / std::max(round_seconds, 1e-9)));
-    for (int round = 1; round < samples; ++round)
-        for (auto& v : variants_)
-            keep(v, v.batch(v.set.iterations));
+    if (round_seconds * samples > budget)
+        samples = std::max(plain_samples, static_cast<int>(budget / std::max(round_seconds, 1e-9)));
+
+    // A plain variant's calibration batch is its first sample (it ran at the final count after
+    // warm-up); a contender's samples are all best-of batches, so they are all alike.
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+        auto& v = variants_[i];
+        v.set.best_of = contender[i] ? config_.best_of : 1;
+        if (!contender[i] || config_.best_of == 1)
+            v.set.seconds_per_iteration.push_back(v.calibration.seconds / static_cast<double>(v.set.iterations));
+    }
+    for (int round = 0; round < samples; ++round)
+        for (std::size_t i = 0; i < variants_.size(); ++i) {
+            auto& v = variants_[i];
+            const int wanted = contender[i] ? samples : std::min(samples, plain_samples);
+            if (static_cast<int>(v.set.seconds_per_iteration.size()) < wanted) sample(v, v.set.best_of);
+        }
     std::vector<SampleSet> out;
     out.reserve(variants_.size());
     for (auto& v : variants_)

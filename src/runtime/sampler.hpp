@@ -13,14 +13,22 @@ namespace clprobe {
 struct SamplerConfig {
     int warmup_runs = 1;  // excluded: first launches pay for JIT, page faults, clocks
     int samples = 5;
-    double target_seconds = 0.02;  // per sample: long enough to dwarf timer resolution and jitter
+    double target_seconds = 0.02;  // per batch: long enough to dwarf timer resolution and jitter
     std::int64_t max_iterations = 1 << 20;
-    double budget_seconds = 10;  // whole call; fewer samples (at least 3) when it would overrun
+    double budget_seconds = 10;  // per variant; fewer samples (at least 3) when it would overrun
+    // Each sample is the fastest of this many batches. For ceilings (what the device can do) this
+    // is STREAM's convention: interference only ever slows a run down, so the fastest of a few
+    // runs estimates the capability, where one run estimates a typical time.
+    int best_of = 1;
+    // With best_of > 1: variants whose first batch reached less than this fraction of the best
+    // variant's rate cannot set the ceiling; they get 3 plain samples, the contenders the rest.
+    double contender_fraction = 0.75;
 };
 
 struct SampleSet {
     std::vector<double> seconds_per_iteration;
-    std::int64_t iterations = 1;  // per sample, after calibration
+    std::int64_t iterations = 1;  // per batch, after calibration
+    int best_of = 1;              // batches per sample
     TimerKind timer = TimerKind::host_steady_clock;
 };
 
@@ -28,27 +36,28 @@ using BatchFunction = std::function<TimedBatch(std::int64_t iterations)>;
 
 // Several variants measured side by side. Each variant is warmed up and calibrated when added
 // (so the caller can verify its output right away, while the buffers still hold it); run() then
-// takes the remaining samples round-robin across variants. A burst of interference on a shared
-// machine then lowers one sample of many variants instead of every sample of one variant, so
-// medians, and the best-of-variants peaks, stay stable from run to run.
+// takes the samples round-robin across variants. A burst of interference on a shared machine
+// then lowers one sample of many variants instead of every sample of one variant, so medians, and
+// the best-of-variants peaks, stay stable from run to run.
 class InterleavedSampler {
   public:
     explicit InterleavedSampler(SamplerConfig config) : config_(config) {}
 
-    // Warm-up and calibration of one more variant; returns its index.
-    std::size_t add(BatchFunction batch);
-    // Iterations per sample chosen for variant `index`.
+    // Warm-up and calibration of one more variant doing `work_per_iteration` units of work per
+    // iteration (bytes, flops: only compared between variants of one sampler); returns its index.
+    std::size_t add(BatchFunction batch, double work_per_iteration = 1.0);
+    // Iterations per batch chosen for variant `index`.
     std::int64_t iterations(std::size_t index) const { return variants_.at(index).set.iterations; }
-    // The remaining samples; the budget is config.budget_seconds per variant (at least 3 samples).
     std::vector<SampleSet> run();
 
   private:
     struct Variant {
         BatchFunction batch;
         SampleSet set;
-        double seconds_per_sample = 0;
+        TimedBatch calibration;  // the last calibration batch, at the final iteration count
+        double rate = 0;         // work per second of that batch
     };
-    void keep(Variant& v, const TimedBatch& t) const;
+    void sample(Variant& v, int batches) const;
 
     SamplerConfig config_;
     std::vector<Variant> variants_;

@@ -116,3 +116,29 @@ TEST_CASE("interleaved sampling calibrates each variant and samples them in roun
     for (std::size_t i = calibration_calls; i < calls.size(); ++i)
         CHECK(calls[i].first == static_cast<int>((i - calibration_calls) % 2));
 }
+
+TEST_CASE("best-of sampling keeps the fastest batch and spends it on contenders only", "[sampler]") {
+    // Variant 0 alternates 2 ms and 1 ms batches; variant 1 does the same work 4x slower.
+    std::vector<int> calls(2, 0);
+    auto variant = [&](int id, double slowdown) {
+        return [&calls, id, slowdown](std::int64_t n) {
+            const double per = (calls[id]++ % 2 == 0 ? 2e-3 : 1e-3) * slowdown;
+            return TimedBatch{per * static_cast<double>(n), TimerKind::device_profiling};
+        };
+    };
+    SamplerConfig c;
+    c.warmup_runs = 0;
+    c.samples = 5;
+    c.target_seconds = 1e-3;
+    c.best_of = 2;
+    InterleavedSampler sampler(c);
+    sampler.add(variant(0, 1.0), 1.0);
+    sampler.add(variant(1, 4.0), 1.0);
+    const auto sets = sampler.run();
+    REQUIRE(sets.size() == 2);
+    CHECK(sets[0].best_of == 2);
+    REQUIRE(sets[0].seconds_per_iteration.size() == 5);
+    for (double s : sets[0].seconds_per_iteration) CHECK(s == Approx(1e-3));  // the fastest of each pair
+    CHECK(sets[1].best_of == 1);
+    CHECK(sets[1].seconds_per_iteration.size() == 3);  // below 75% of the best: 3 plain samples
+}
