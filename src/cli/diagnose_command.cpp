@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "json/report_json.hpp"
 #include "render/text_report.hpp"
 #include "rules/analysis.hpp"
+#include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
 #include "runtime/runner.hpp"
 
@@ -30,16 +32,16 @@ struct DiagnoseOptions {
     std::string json;
     std::string kernel_dir;
     bool no_cache = false;
+    std::string topology_xml;
+    std::string device_pci;
     bool verbose = false;
     bool quiet = false;
 };
 
 nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
-    return {{"mode", to_string(run.mode)},
-            {"layers", run.layers},
-            {"device", o.device},
-            {"kernel_dir", o.kernel_dir},
-            {"binary_cache", run.use_cache}};
+    return {{"mode", to_string(run.mode)}, {"layers", run.layers},          {"device", o.device},
+            {"kernel_dir", o.kernel_dir},  {"binary_cache", run.use_cache}, {"topology_xml", run.topology_xml},
+            {"device_pci", run.device_pci}};
 }
 
 int run_diagnose(const DiagnoseOptions& o) {
@@ -53,6 +55,10 @@ int run_diagnose(const DiagnoseOptions& o) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
+    run.topology_xml = o.topology_xml;
+    run.device_pci = o.device_pci;
+    if (!run.device_pci.empty() && run.topology_xml.empty())
+        throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
     const bool json_stdout = o.json == "-";
     // Fail before a long run, not after it, when the report could not be written.
     if (!o.json.empty() && !json_stdout) check_output_path(o.json);
@@ -76,8 +82,12 @@ int run_diagnose(const DiagnoseOptions& o) {
     hooks.on_finish = [&](const ProbeResult& r) {
         if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
     };
+    // Sampling host activity from the start is what lets the system layer speak about the whole run.
+    std::unique_ptr<ActivityMonitor> activity;
+    if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
+        activity = std::make_unique<ActivityMonitor>();
     const ProbeList probes = make_builtin_probes();
-    report.results = run_probes(probes, session.get(), run, hooks);
+    report.results = run_probes(probes, {session.get(), activity.get()}, run, hooks);
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
 
@@ -107,6 +117,10 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     cmd->add_option("--json", opts->json, "Also write the report as JSON to FILE ('-': JSON on stdout only)");
     cmd->add_option("--kernel-dir", opts->kernel_dir, "Load kernels from this folder instead of the embedded copies");
     cmd->add_flag("--no-cache", opts->no_cache, "Do not read or write the kernel binary cache");
+    cmd->add_option("--topology", opts->topology_xml,
+                    "Analyse this saved hwloc XML topology instead of the live machine (topology layer)");
+    cmd->add_option("--device-pci", opts->device_pci,
+                    "The device's PCI address (DDDD:BB:DD.F) inside the --topology file");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress or warnings on stderr");
     return [opts] { return run_diagnose(*opts); };

@@ -13,6 +13,7 @@
 namespace clprobe {
 
 class DeviceSession;
+class ActivityMonitor;
 
 enum class RunMode { quick, standard, full };
 std::string_view to_string(RunMode mode);
@@ -21,6 +22,8 @@ struct RunOptions {
     RunMode mode = RunMode::standard;
     std::vector<std::string> layers;  // empty: all
     bool use_cache = true;
+    std::string topology_xml;  // --topology: analyse this saved hwloc XML instead of the live machine
+    std::string device_pci;    // --device-pci: the device's PCI address (DDDD:BB:DD.F) inside that topology
 };
 
 // Sampling effort per mode: quick keeps `diagnose --quick` inside seconds, full trades time for
@@ -29,10 +32,18 @@ SamplerConfig sampler_for(RunMode mode);
 // The same for device ceilings: each sample is the fastest of a few batches (see SamplerConfig).
 SamplerConfig ceiling_sampler_for(RunMode mode);
 
+// What the run offers probes besides the options: the open device and the monitor that samples
+// host activity over the whole run. Either may be null.
+struct RunServices {
+    DeviceSession* device = nullptr;
+    ActivityMonitor* activity = nullptr;
+};
+
 struct ProbeContext {
     DeviceSession* device = nullptr;  // null for probes that do not need one
     const RunOptions& options;
     const std::vector<ProbeResult>& earlier;  // results of probes that ran before this one
+    ActivityMonitor* activity = nullptr;      // samples /proc since the run started (system layer)
 };
 
 class ProbeUnsupported : public std::runtime_error {

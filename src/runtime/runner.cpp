@@ -87,7 +87,7 @@ ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
     return r;
 }
 
-std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* device, const RunOptions& options,
+std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& services, const RunOptions& options,
                                     const RunnerHooks& hooks) {
     std::vector<ProbeResult> results;
     std::vector<Probe*> selected;
@@ -98,7 +98,7 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* devi
 
     for (std::size_t i = 0; i < selected.size(); ++i) {
         if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
-        ProbeContext ctx{device, options, results};
+        ProbeContext ctx{services.device, options, results, services.activity};
         results.push_back(run_probe(*selected[i], ctx));
         if (hooks.on_finish) hooks.on_finish(results.back());
     }

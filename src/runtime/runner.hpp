@@ -23,7 +23,7 @@ struct RunnerHooks {
 // Runs one probe with all failure handling; used by run_probes and by tests.
 ProbeResult run_probe(Probe& probe, ProbeContext& ctx);
 
-std::vector<ProbeResult> run_probes(const ProbeList& probes, DeviceSession* device, const RunOptions& options,
+std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& services, const RunOptions& options,
                                     const RunnerHooks& hooks = {});
 
 }  // namespace clprobe

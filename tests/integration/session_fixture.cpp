@@ -78,7 +78,7 @@ ProbeResult run_quick(Probe& probe, DeviceSession& session) {
     RunOptions options;
     options.mode = RunMode::quick;
     std::vector<ProbeResult> earlier;
-    ProbeContext ctx{&session, options, earlier};
+    ProbeContext ctx{&session, options, earlier, nullptr};
     return run_probe(probe, ctx);
 }
 
