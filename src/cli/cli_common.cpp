@@ -8,7 +8,9 @@
 
 #include "cl/device_query.hpp"
 #include "cl/kernel_sources.hpp"
+#include "core/atomic_file.hpp"
 #include "core/device_selector.hpp"
+#include "json/report_json.hpp"
 
 namespace clprobe {
 
@@ -87,6 +89,14 @@ std::unique_ptr<DeviceSession> open_session(const SelectedDevice& selected, cons
     cache.enabled = use_cache;
     return std::make_unique<DeviceSession>(selected.catalog.devices[selected.index], selected.info, std::move(sources),
                                            std::move(cache));
+}
+
+RunReport load_report(const std::string& path) {
+    try {
+        return report_from_json_text(read_file(path, max_report_bytes));
+    } catch (const std::exception& e) {
+        throw UsageError(fmt::format("cannot read report '{}': {}", path, e.what()));
+    }
 }
 
 std::string utc_timestamp() {

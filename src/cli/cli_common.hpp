@@ -38,6 +38,10 @@ std::unique_ptr<DeviceSession> open_session(const SelectedDevice& selected, cons
                                             bool use_cache);
 
 std::string device_list_text(const DeviceCatalog& catalog);
+
+// Reads a saved report; throws UsageError ("cannot read report 'F': ...") for a missing, empty,
+// truncated, foreign or other-version file.
+RunReport load_report(const std::string& path);
 std::string utc_timestamp();
 
 // The raw arguments, for RunReport::command_line (set by main).

@@ -12,5 +12,7 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_list_command(CLI::App& app);
 CommandRunner add_info_command(CLI::App& app);
 CommandRunner add_diagnose_command(CLI::App& app);
+CommandRunner add_report_command(CLI::App& app);
+CommandRunner add_compare_command(CLI::App& app);
 
 }  // namespace clprobe

@@ -5,4 +5,5 @@ inline constexpr int ok = 0;       // the command did its job (probe statuses ar
 inline constexpr int failure = 1;  // an unexpected internal error
 inline constexpr int usage = 2;    // bad input: option, selector, no OpenCL platform/device, unreadable file
 inline constexpr int output = 3;   // the report could not be written
+inline constexpr int regression = 4;  // compare --fail-on-regression: a headline metric got significantly worse
 }  // namespace clprobe::exit_code

@@ -20,9 +20,9 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", tool_version);
     app.require_subcommand(1);
     const std::pair<std::string, CommandRunner> commands[] = {
-        {"list", add_list_command(app)},
-        {"info", add_info_command(app)},
-        {"diagnose", add_diagnose_command(app)},
+        {"list", add_list_command(app)},         {"info", add_info_command(app)},
+        {"diagnose", add_diagnose_command(app)}, {"report", add_report_command(app)},
+        {"compare", add_compare_command(app)},
     };
     // CLI11 reports a stray word as a missing subcommand; name it instead.
     if (argc > 1 && argv[1][0] != '-') {
@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
         for (const auto& c : commands)
             known = known || c.first == word;
         if (!known) {
-            fmt::print(stderr, "clprobe: unknown command '{}' (commands: list, info, diagnose)\n", word);
+            fmt::print(stderr, "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare)\n",
+                       word);
             return exit_code::usage;
         }
     }

@@ -1,0 +1,68 @@
+#pragma once
+// RunReport x RunReport -> Comparison: which measurements moved beyond their noise, what differs
+// in the environment, and which findings appear in one report only. Pure; no OpenCL.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/report.hpp"
+
+namespace clprobe {
+
+enum class Verdict {
+    faster,        // B is better: the whole interval of the ratio lies beyond the noise band
+    slower,        // B is worse, likewise
+    within_noise,  // the interval of the ratio reaches inside the threshold band
+    changed,       // a fact (one-sample, not timed) differs
+    same,          // a fact is equal
+    only_in_a,
+    only_in_b,
+};
+std::string_view to_string(Verdict v);
+
+struct MetricComparison {
+    std::string metric;
+    Labels labels;
+    std::string unit;
+    bool higher_is_better = true;
+    bool headline = false;  // no labels: the figure a reader looks at first
+    bool fact = false;      // TimerKind::none: a count or a setting, compared for equality
+    std::optional<double> median_a, median_b;
+    double ratio = 1;  // median_b / median_a
+    // 95% bootstrap interval of the ratio of medians (resampling each report's samples).
+    double ratio_low = 1, ratio_high = 1;
+    // Relative change the interval had to clear: max(threshold, cv_a + cv_b).
+    double band = 0;
+    Verdict verdict = Verdict::within_noise;
+};
+
+struct EnvironmentDifference {
+    std::string field;  // e.g. device.compute_units
+    std::string a, b;
+};
+
+struct CompareOptions {
+    double threshold = 0.05;  // relative change below which nothing is called faster or slower
+    int bootstrap_resamples = 2000;
+};
+
+struct Comparison {
+    std::string a_label, b_label;  // created_at and device of each report
+    double threshold = 0.05;
+    std::vector<MetricComparison> metrics;
+    std::vector<EnvironmentDifference> environment;
+    std::vector<std::string> explanations;  // differences tied to the environment where evidence allows
+    std::vector<Finding> findings_only_in_a, findings_only_in_b;
+
+    int count(Verdict v) const;
+    // Headline metrics that came out significantly worse in B: what --fail-on-regression counts.
+    std::vector<const MetricComparison*> headline_regressions() const;
+};
+
+Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options = {});
+
+// The bootstrap interval alone, for tests: percentile interval of median(b*) / median(a*).
+std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                                   int resamples, unsigned seed = 12345);
+
+}  // namespace clprobe

@@ -1,0 +1,48 @@
+#include "json/comparison_json.hpp"
+
+namespace clprobe {
+
+using nlohmann::json;
+
+json comparison_to_json(const Comparison& c) {
+    json metrics = json::array();
+    for (const auto& m : c.metrics)
+        metrics.push_back({{"metric", m.metric},
+                           {"labels", m.labels},
+                           {"unit", m.unit},
+                           {"higher_is_better", m.higher_is_better},
+                           {"headline", m.headline},
+                           {"fact", m.fact},
+                           {"median_a", m.median_a ? json(*m.median_a) : json(nullptr)},
+                           {"median_b", m.median_b ? json(*m.median_b) : json(nullptr)},
+                           {"ratio", m.ratio},
+                           {"ratio_low", m.ratio_low},
+                           {"ratio_high", m.ratio_high},
+                           {"band", m.band},
+                           {"verdict", to_string(m.verdict)}});
+    json env = json::array();
+    for (const auto& e : c.environment)
+        env.push_back({{"field", e.field}, {"a", e.a}, {"b", e.b}});
+    auto finding_ids = [](const std::vector<Finding>& fs) {
+        json out = json::array();
+        for (const auto& f : fs)
+            out.push_back({{"id", f.id}, {"title", f.title}});
+        return out;
+    };
+    json regressions = json::array();
+    for (const auto* m : c.headline_regressions())
+        regressions.push_back(m->metric);
+    return {{"schema", "clprobe.comparison"},
+            {"schema_version", 1},
+            {"a", c.a_label},
+            {"b", c.b_label},
+            {"threshold", c.threshold},
+            {"metrics", metrics},
+            {"environment", env},
+            {"explanations", c.explanations},
+            {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
+            {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
+            {"headline_regressions", regressions}};
+}
+
+}  // namespace clprobe

@@ -1,0 +1,79 @@
+#include "render/comparison_text.hpp"
+
+#include <fmt/core.h>
+
+namespace clprobe {
+
+namespace {
+
+std::string name_of(const MetricComparison& m) {
+    return m.labels.empty() ? m.metric : fmt::format("{}{{{}}}", m.metric, labels_to_string(m.labels));
+}
+
+std::string value(const std::optional<double>& v) {
+    return v ? fmt::format("{:.4g}", *v) : "-";
+}
+
+std::string paint(bool color, const char* code, std::string_view s) {
+    return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
+}
+
+std::string row(const MetricComparison& m, bool color) {
+    std::string verdict(to_string(m.verdict));
+    if (m.verdict == Verdict::slower) verdict = paint(color, "31", verdict);
+    if (m.verdict == Verdict::faster) verdict = paint(color, "32", verdict);
+    std::string ratio = "-";
+    if (m.median_a && m.median_b)
+        ratio = m.fact ? fmt::format("x{:.3g}", m.ratio)
+                       : fmt::format("x{:.3f} [{:.3f}, {:.3f}]", m.ratio, m.ratio_low, m.ratio_high);
+    return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", name_of(m), value(m.median_a), value(m.median_b),
+                       m.unit, ratio, verdict);
+}
+
+}  // namespace
+
+std::string render_comparison_text(const Comparison& c, bool verbose, bool color) {
+    std::string out;
+    out += fmt::format("A: {}\nB: {}\n", c.a_label, c.b_label);
+    out += fmt::format(
+        "{} metrics paired: {} slower, {} faster, {} within noise (a verdict needs the 95% bootstrap interval of the "
+        "ratio of medians beyond max({:.0f}%, cv A + cv B)); facts: {} changed, {} same; {} only in A, {} only in "
+        "B\n\n",
+        c.metrics.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::within_noise),
+        100 * c.threshold, c.count(Verdict::changed), c.count(Verdict::same), c.count(Verdict::only_in_a),
+        c.count(Verdict::only_in_b));
+
+    const std::string header = fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", "metric", "A", "B", "unit",
+                                           "B/A [95% interval]", "verdict");
+    out += paint(color, "1", "Differences") + "\n" + header;
+    int shown = 0;
+    for (const auto& m : c.metrics)
+        if (m.verdict == Verdict::slower || m.verdict == Verdict::faster || m.verdict == Verdict::changed) {
+            out += row(m, color);
+            ++shown;
+        }
+    if (!shown) out += "  none beyond the noise\n";
+
+    out += "\n" + paint(color, "1", "Environment") + "\n";
+    if (c.environment.empty()) out += "  no differences\n";
+    for (const auto& e : c.environment)
+        out += fmt::format("  {:<40} {} -> {}\n", e.field, e.a, e.b);
+    for (const auto& e : c.explanations)
+        out += fmt::format("  => {}\n", e);
+
+    if (!c.findings_only_in_a.empty() || !c.findings_only_in_b.empty()) {
+        out += "\n" + paint(color, "1", "Findings in one report only") + "\n";
+        for (const auto& f : c.findings_only_in_a)
+            out += fmt::format("  A only: {} ({})\n", f.title, f.id);
+        for (const auto& f : c.findings_only_in_b)
+            out += fmt::format("  B only: {} ({})\n", f.title, f.id);
+    }
+    if (verbose) {
+        out += "\n" + paint(color, "1", "All metrics") + "\n" + header;
+        for (const auto& m : c.metrics)
+            out += row(m, color);
+    }
+    return out;
+}
+
+}  // namespace clprobe

@@ -1,0 +1,70 @@
+#include "render/markdown_report.hpp"
+
+#include <fmt/core.h>
+
+namespace clprobe {
+
+namespace {
+
+// Table cells must not break the table: pipes escaped, newlines folded.
+std::string cell(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n')
+            out += "<br>";
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::string metric_name(const std::string& metric, const Labels& labels) {
+    return labels.empty() ? metric : fmt::format("{}{{{}}}", metric, labels_to_string(labels));
+}
+
+}  // namespace
+
+std::string render_markdown(const RunReport& r, bool verbose) {
+    std::string out = fmt::format("# clprobe report{}\n\n", r.complete ? "" : " (incomplete: interrupted)");
+    if (r.device)
+        out += fmt::format("- **Device**: {} ({}, {}, driver {}), `-d {}`\n", r.device->name, r.device->type,
+                           r.device->platform_name, r.device->driver_version, r.device->selector);
+    out += fmt::format("- **Host**: {}, {}, {} logical CPUs, {}\n", r.host.hostname, r.host.cpu_model,
+                       r.host.logical_cpus, r.host.os);
+    out += fmt::format("- **Run**: {}, clprobe {}, {:.1f} s, options `{}`\n\n", r.created_at, r.tool_version,
+                       r.wall_seconds, r.options.dump());
+
+    out += "## Findings\n\n";
+    if (r.findings.empty()) {
+        out += "None: no rule found a gap larger than the measurement noise.\n\n";
+    } else {
+        out += "| # | Layer | Finding | Evidence | Suggestion | Gain | Confidence |\n|---|---|---|---|---|---|---|\n";
+        for (const auto& f : r.findings) {
+            std::string evidence;
+            for (const auto& e : f.evidence)
+                evidence += fmt::format("{}{} = {:.4g} {}", evidence.empty() ? "" : "<br>",
+                                        metric_name(e.metric, e.labels), e.value, e.unit);
+            out +=
+                fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} |\n", f.rank, f.layer, cell(f.title),
+                            cell(evidence), cell(f.suggestion),
+                            f.estimated_gain ? fmt::format("{:.0f}%", 100 * *f.estimated_gain) : "n/a", f.confidence);
+        }
+        out += "\n";
+    }
+
+    out += "## Probes\n\n| Probe | Status | Reason | Time |\n|---|---|---|---|\n";
+    for (const auto& p : r.results)
+        out += fmt::format("| {} | {} | {} | {:.1f} s |\n", p.id, to_string(p.status), cell(p.reason), p.wall_seconds);
+    out += "\n## Measurements\n\n| Metric | Median | Unit | cv | n | Timer |\n|---|---|---|---|---|---|\n";
+    for (const auto& p : r.results)
+        for (const auto& m : p.measurements) {
+            if (!verbose && !m.labels.empty() && p.measurements.size() > 6) continue;
+            out += fmt::format("| {} | {:.4g} | {} | {:.1f}% | {} | {} |\n", cell(metric_name(m.metric, m.labels)),
+                               m.summary.median, m.unit, 100 * m.summary.cv, m.summary.n, to_string(m.timer));
+        }
+    return out;
+}
+
+}  // namespace clprobe

@@ -1,0 +1,66 @@
+// clprobe compare A.json B.json: what moved beyond the noise between two runs or two machines,
+// and what in the environment differs.
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "compare/comparison.hpp"
+#include "json/comparison_json.hpp"
+#include "render/comparison_text.hpp"
+#include "rules/analysis.hpp"
+
+namespace clprobe {
+
+namespace {
+
+struct CompareCliOptions {
+    std::string a, b;
+    double threshold_pct = 5;
+    bool fail_on_regression = false;
+    bool json = false;
+    bool verbose = false;
+};
+
+int run_compare(const CompareCliOptions& o) {
+    RunReport a = load_report(o.a), b = load_report(o.b);
+    // Both sides judged by the same (current) rules, so "finding only in B" means B's numbers.
+    analyze(a);
+    analyze(b);
+    CompareOptions options;
+    options.threshold = o.threshold_pct / 100.0;
+    const Comparison c = compare_reports(a, b, options);
+    if (o.json)
+        fmt::print("{}\n", comparison_to_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    else
+        fmt::print("{}", render_comparison_text(c, o.verbose, color_stdout()));
+    if (o.fail_on_regression && !c.headline_regressions().empty()) {
+        std::string names;
+        for (const auto* m : c.headline_regressions())
+            names += (names.empty() ? "" : ", ") + m->metric;
+        fmt::print(stderr, "clprobe: regression beyond {:.0f}%: {}\n", o.threshold_pct, names);
+        return exit_code::regression;
+    }
+    return exit_code::ok;
+}
+
+}  // namespace
+
+CommandRunner add_compare_command(CLI::App& app) {
+    auto opts = std::make_shared<CompareCliOptions>();
+    CLI::App* cmd = app.add_subcommand("compare", "Compare two saved reports, separating real differences from noise");
+    cmd->add_option("a", opts->a, "Baseline report (A)")->required();
+    cmd->add_option("b", opts->b, "Report to compare with it (B)")->required();
+    cmd->add_option("--threshold", opts->threshold_pct, "Smallest change, in percent, that counts as a difference")
+        ->check(CLI::Range(0.0, 1000.0))
+        ->capture_default_str();
+    cmd->add_flag("--fail-on-regression", opts->fail_on_regression,
+                  "Exit with code 4 when a headline metric is significantly worse in B beyond the threshold");
+    cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
+    cmd->add_flag("-v,--verbose", opts->verbose, "List every paired metric");
+    return [opts] { return run_compare(*opts); };
+}
+
+}  // namespace clprobe

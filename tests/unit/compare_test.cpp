@@ -1,0 +1,145 @@
+// compare_reports on synthetic reports: real differences are found, noise is not called a
+// difference, facts and environment changes are named, and the regression gate sees headlines.
+#include <catch2/catch.hpp>
+
+#include "compare/comparison.hpp"
+
+using namespace clprobe;
+
+namespace {
+
+std::vector<double> around(double centre, double spread, int n = 7) {
+    std::vector<double> v;
+    for (int i = 0; i < n; ++i) v.push_back(centre * (1 + spread * (static_cast<double>(i) / (n - 1) - 0.5)));
+    return v;
+}
+
+RunReport report_with(std::vector<Measurement> ms, int compute_units = 2) {
+    RunReport r;
+    r.created_at = "2026-11-30T00:00:00Z";
+    r.device = DeviceInfo{};
+    r.device->name = "dev";
+    r.device->compute_units = static_cast<std::uint32_t>(compute_units);
+    r.options = {{"mode", "standard"}};
+    ProbeResult p;
+    p.id = "kernel.compute.fp32";
+    p.layer = "kernel";
+    p.measurements = std::move(ms);
+    r.results.push_back(std::move(p));
+    return r;
+}
+
+Measurement timed(const std::string& metric, Labels labels, std::vector<double> samples, bool higher = true) {
+    return make_measurement(metric, "GFLOP/s", std::move(labels), std::move(samples), TimerKind::device_profiling,
+                            higher);
+}
+
+const MetricComparison& find(const Comparison& c, const std::string& metric) {
+    for (const auto& m : c.metrics)
+        if (m.metric == metric) return m;
+    FAIL("metric " << metric << " not in the comparison");
+    throw;
+}
+
+}  // namespace
+
+TEST_CASE("compare: a halved rate is slower, a doubled rate faster, with the interval beyond the band", "[compare]") {
+    const auto a = report_with({timed("kernel.peak.fp32", {}, around(160, 0.04)), timed("x.rate", {}, around(10, 0.04))});
+    const auto b = report_with({timed("kernel.peak.fp32", {}, around(80, 0.04)), timed("x.rate", {}, around(20, 0.04))});
+    const auto c = compare_reports(a, b);
+    const auto& peak = find(c, "kernel.peak.fp32");
+    CHECK(peak.verdict == Verdict::slower);
+    CHECK(peak.ratio == Approx(0.5));
+    CHECK(peak.ratio_high < 1 - peak.band);
+    CHECK(find(c, "x.rate").verdict == Verdict::faster);
+    REQUIRE(c.headline_regressions().size() == 1);
+    CHECK(c.headline_regressions()[0]->metric == "kernel.peak.fp32");
+}
+
+TEST_CASE("compare: for times lower is better", "[compare]") {
+    const auto a = report_with({timed("x.latency", {}, around(10, 0.02), false)});
+    const auto b = report_with({timed("x.latency", {}, around(20, 0.02), false)});
+    CHECK(find(compare_reports(a, b), "x.latency").verdict == Verdict::slower);
+    CHECK(find(compare_reports(b, a), "x.latency").verdict == Verdict::faster);
+}
+
+TEST_CASE("compare: two samples of the same distribution are within noise", "[compare]") {
+    const auto a = report_with({timed("x.rate", {}, {100, 103, 97, 101, 99, 102, 98})});
+    const auto b = report_with({timed("x.rate", {}, {101, 98, 102, 97, 100, 103, 99})});
+    const auto c = compare_reports(a, b);
+    CHECK(find(c, "x.rate").verdict == Verdict::within_noise);
+    CHECK(c.headline_regressions().empty());
+}
+
+TEST_CASE("compare: a change smaller than the threshold, or than the runs' spread, is noise", "[compare]") {
+    // 4% apart with tight samples: significant, but under the 5% threshold.
+    const auto a = report_with({timed("x.rate", {}, around(100, 0.002))});
+    const auto b = report_with({timed("x.rate", {}, around(96, 0.002))});
+    CHECK(find(compare_reports(a, b), "x.rate").verdict == Verdict::within_noise);
+    CompareOptions strict;
+    strict.threshold = 0.01;
+    CHECK(find(compare_reports(a, b, strict), "x.rate").verdict == Verdict::slower);
+    // 15% apart, but each run spreads by ~20%: the band widens to the spread.
+    const auto noisy_a = report_with({timed("x.rate", {}, around(100, 0.6))});
+    const auto noisy_b = report_with({timed("x.rate", {}, around(85, 0.6))});
+    const auto& m = find(compare_reports(noisy_a, noisy_b), "x.rate");
+    CHECK(m.band > 0.2);
+    CHECK(m.verdict == Verdict::within_noise);
+}
+
+TEST_CASE("compare: facts are compared for equality and unpaired metrics are listed", "[compare]") {
+    auto fact = [](double v) { return make_measurement("topology.numa_nodes", "count", {}, {v}, TimerKind::none); };
+    const auto a = report_with({fact(1), timed("only.a", {}, around(1, 0.01))});
+    const auto b = report_with({fact(2), timed("only.b", {}, around(1, 0.01))});
+    const auto c = compare_reports(a, b);
+    CHECK(find(c, "topology.numa_nodes").verdict == Verdict::changed);
+    CHECK(find(c, "only.a").verdict == Verdict::only_in_a);
+    CHECK(find(c, "only.b").verdict == Verdict::only_in_b);
+    CHECK(find(compare_reports(a, a), "topology.numa_nodes").verdict == Verdict::same);
+}
+
+TEST_CASE("compare: volatile labels do not split a pair, other labels do", "[compare]") {
+    const auto a = report_with({timed("x.rate", {{"vector", "4"}, {"driver_version", "1.0"}}, around(10, 0.01))});
+    const auto b = report_with({timed("x.rate", {{"vector", "4"}, {"driver_version", "2.0"}}, around(10, 0.01)),
+                                timed("x.rate", {{"vector", "8"}}, around(10, 0.01))});
+    const auto c = compare_reports(a, b);
+    CHECK(c.count(Verdict::within_noise) == 1);
+    CHECK(c.count(Verdict::only_in_b) == 1);
+}
+
+TEST_CASE("compare: the environment diff names the compute-unit change and ties it to slower compute", "[compare]") {
+    const auto a = report_with({timed("kernel.peak.fp32", {}, around(160, 0.02))}, 2);
+    const auto b = report_with({timed("kernel.peak.fp32", {}, around(80, 0.02))}, 1);
+    const auto c = compare_reports(a, b);
+    bool named = false;
+    for (const auto& e : c.environment) named = named || (e.field == "device.compute_units" && e.a == "2" && e.b == "1");
+    CHECK(named);
+    REQUIRE_FALSE(c.explanations.empty());
+    CHECK_THAT(c.explanations.front(), Catch::Contains("compute-bound") && Catch::Contains("device.compute_units 2 -> 1"));
+    // Without a moved metric, a changed setting explains nothing.
+    const auto same_speed = compare_reports(a, report_with({timed("kernel.peak.fp32", {}, around(160, 0.02))}, 1));
+    CHECK(same_speed.explanations.empty());
+}
+
+TEST_CASE("compare: findings present in one report only", "[compare]") {
+    auto a = report_with({});
+    auto b = report_with({});
+    Finding f;
+    f.id = "kernel.compute.vector_width";
+    f.title = "t";
+    b.findings.push_back(f);
+    const auto c = compare_reports(a, b);
+    CHECK(c.findings_only_in_a.empty());
+    REQUIRE(c.findings_only_in_b.size() == 1);
+    CHECK(c.findings_only_in_b[0].id == "kernel.compute.vector_width");
+}
+
+TEST_CASE("compare: the bootstrap interval is deterministic and contains the ratio of medians", "[compare]") {
+    const std::vector<double> a{9, 10, 11, 10, 10}, b{19, 20, 21, 20, 20};
+    const auto i1 = bootstrap_ratio_interval(a, b, 500);
+    const auto i2 = bootstrap_ratio_interval(a, b, 500);
+    CHECK(i1 == i2);
+    CHECK(i1.first <= 2.0);
+    CHECK(i1.second >= 2.0);
+    CHECK(i1.first > 1.6);
+}
