@@ -14,6 +14,7 @@
 #include "core/log.hpp"
 #include "core/version.hpp"
 #include "json/report_json.hpp"
+#include "render/html_report.hpp"
 #include "render/text_report.hpp"
 #include "rules/analysis.hpp"
 #include "runtime/activity_monitor.hpp"
@@ -30,6 +31,7 @@ struct DiagnoseOptions {
     bool quick = false;
     bool full = false;
     std::string json;
+    std::string html;
     std::string kernel_dir;
     bool no_cache = false;
     std::string topology_xml;
@@ -62,6 +64,7 @@ int run_diagnose(const DiagnoseOptions& o) {
     const bool json_stdout = o.json == "-";
     // Fail before a long run, not after it, when the report could not be written.
     if (!o.json.empty() && !json_stdout) check_output_path(o.json);
+    if (!o.html.empty()) check_output_path(o.html);
 
     const SelectedDevice selected = select_device(o.device);
     auto session = open_session(selected, o.kernel_dir, run.use_cache);
@@ -91,15 +94,18 @@ int run_diagnose(const DiagnoseOptions& o) {
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
 
-    if (json_stdout) {
-        fmt::print("{}", report_to_json_text(report));
-        return exit_code::ok;
-    }
-    fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
-    if (!o.json.empty()) {
+    if (!o.json.empty() && !json_stdout) {
         write_file_atomically(o.json, report_to_json_text(report));
         Log::info("report written to {}", o.json);
     }
+    if (!o.html.empty()) {
+        write_file_atomically(o.html, render_html(report));
+        Log::info("HTML report written to {}", o.html);
+    }
+    if (json_stdout)
+        fmt::print("{}", report_to_json_text(report));
+    else
+        fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
     return exit_code::ok;
 }
 
@@ -115,6 +121,7 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     auto* full = cmd->add_flag("--full", opts->full, "More sizes and samples, larger buffers (minutes)");
     quick->excludes(full);
     cmd->add_option("--json", opts->json, "Also write the report as JSON to FILE ('-': JSON on stdout only)");
+    cmd->add_option("--html", opts->html, "Also write a self-contained HTML report (charts inline) to FILE");
     cmd->add_option("--kernel-dir", opts->kernel_dir, "Load kernels from this folder instead of the embedded copies");
     cmd->add_flag("--no-cache", opts->no_cache, "Do not read or write the kernel binary cache");
     cmd->add_option("--topology", opts->topology_xml,

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "json/report_json.hpp"
+#include "render/html_report.hpp"
 #include "render/markdown_report.hpp"
 #include "render/text_report.hpp"
 #include "rules/analysis.hpp"
@@ -29,6 +30,8 @@ int run_report(const ReportOptions& o) {
         fmt::print("{}", report_to_json_text(report));
     else if (o.format == "md")
         fmt::print("{}", render_markdown(report, o.verbose));
+    else if (o.format == "html")
+        fmt::print("{}", render_html(report));
     else
         fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
     return exit_code::ok;
@@ -41,8 +44,8 @@ CommandRunner add_report_command(CLI::App& app) {
     CLI::App* cmd =
         app.add_subcommand("report", "Re-analyse a saved JSON report with the current rules (no OpenCL needed)");
     cmd->add_option("file", opts->file, "Report written by `clprobe diagnose --json`")->required();
-    cmd->add_option("--format", opts->format, "text, md (Markdown) or json")
-        ->check(CLI::IsMember({"text", "md", "json"}))
+    cmd->add_option("--format", opts->format, "text, md (Markdown), json or html")
+        ->check(CLI::IsMember({"text", "md", "json", "html"}))
         ->capture_default_str();
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement");
     return [opts] { return run_report(*opts); };
