@@ -23,8 +23,9 @@ packages=(
     ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd
     libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev
 )
-# What the tests need besides: Catch2 v2, and python3 with jsonschema for the CLI tests.
-test_packages=(catch2 python3 python3-jsonschema)
+# What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
+# stress-ng (a CPU hog the system layer must name).
+test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng)
 [ "$mode" = test ] && packages+=("${test_packages[@]}")
 
 missing=()

@@ -1,11 +1,20 @@
 #include "builtin_probes.hpp"
 
 #include "kernel/kernel_probes.hpp"
+#include "system/system_probes.hpp"
+#include "topology/topology_probes.hpp"
 
 namespace clprobe {
 
 ProbeList make_builtin_probes() {
     ProbeList probes;
+    // system layer: facts and the host's memory roof before anything else loads the machine.
+    probes.push_back(make_host_probe());
+    probes.push_back(make_limits_probe());
+    probes.push_back(make_memory_bandwidth_probe());
+    // topology layer: reads hwloc and sysfs only (well under a second).
+    probes.push_back(make_host_topology_probe());
+    probes.push_back(make_device_topology_probe());
     // kernel layer: builds first (its cold builds must not find warmed caches of the same
     // source), then the cheapest probe, then the ceilings.
     probes.push_back(make_build_time_probe());
@@ -14,6 +23,8 @@ ProbeList make_builtin_probes() {
     probes.push_back(make_compute_probe(Precision::fp32));
     probes.push_back(make_compute_probe(Precision::fp64));
     probes.push_back(make_compute_probe(Precision::fp16));
+    // Last: reads the activity monitor, so its window covers every probe above.
+    probes.push_back(make_activity_probe());
     return probes;
 }
 

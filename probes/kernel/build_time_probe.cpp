@@ -5,6 +5,7 @@
 #include <random>
 
 #include "cl/device_session.hpp"
+#include "core/stop_points.hpp"
 #include "common/probe_support.hpp"
 #include "kernel/kernel_probes.hpp"
 
@@ -32,6 +33,7 @@ class BuildTimeProbe final : public Probe {
         // samples measure compilation alone.
         std::random_device rd;
         auto cold_build = [&] {
+            check_stop();  // builds take a second each: a signal should not wait for all of them
             const auto nonce = (std::uint64_t{rd()} << 32) | rd();
             return lib
                 .build_from_source(subject_file, fmt::format("{} -D CLPROBE_BUILD_NONCE={}", subject_options, nonce))

@@ -390,6 +390,9 @@ RunReport report_from_json_text(std::string_view text) {
         j = json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
         throw ReportFormatError("not valid JSON (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::exception&) {
+        // nlohmann reports a number too large for a double (1e999) as out_of_range, not a parse error.
+        throw ReportFormatError("not valid JSON: a number is out of range (not finite)");
     }
     return report_from_json(j);
 }

@@ -3,11 +3,17 @@
 #include <algorithm>
 
 #include "rules/kernel_rules.hpp"
+#include "rules/system_rules.hpp"
+#include "rules/topology_rules.hpp"
 
 namespace clprobe {
 
 std::vector<Rule> all_rules() {
     std::vector<Rule> rules;
+    for (auto& r : system_rules())
+        rules.push_back(std::move(r));
+    for (auto& r : topology_rules())
+        rules.push_back(std::move(r));
     for (auto& r : kernel_rules())
         rules.push_back(std::move(r));
     return rules;

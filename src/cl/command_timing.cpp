@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cl/cl_error.hpp"
+#include "core/stop_points.hpp"
 
 namespace clprobe {
 
@@ -31,6 +32,8 @@ TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t c
     if (profiling) events.reserve(static_cast<std::size_t>(count));
     const auto start = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; i < count; ++i) {
+        // Every 64 commands: cheap enough for microsecond kernels, prompt enough for long ones.
+        if (i % 64 == 0) check_stop();
         cl::Event e = enqueue_one();
         if (profiling) events.push_back(std::move(e));
     }

@@ -4,14 +4,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <memory>
 
 #include "builtin_probes.hpp"
+#include "cl/cl_error.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
+#include "core/stop_points.hpp"
 #include "core/version.hpp"
 #include "json/report_json.hpp"
 #include "render/html_report.hpp"
@@ -20,10 +23,34 @@
 #include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
 #include "runtime/runner.hpp"
+#include "topology/topology_input.hpp"
 
 namespace clprobe {
 
 namespace {
+
+// SIGINT/SIGTERM handlers for the duration of a run; the previous handlers come back afterwards.
+class InterruptHandlers {
+  public:
+    InterruptHandlers() {
+        struct sigaction action {};
+        action.sa_handler = [](int signal_number) { request_interrupt(signal_number); };
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESETHAND;  // a second signal gets the default action: terminate
+        sigaction(SIGINT, &action, &previous_int_);
+        sigaction(SIGTERM, &action, &previous_term_);
+    }
+    ~InterruptHandlers() {
+        sigaction(SIGINT, &previous_int_, nullptr);
+        sigaction(SIGTERM, &previous_term_, nullptr);
+    }
+    InterruptHandlers(const InterruptHandlers&) = delete;
+    InterruptHandlers& operator=(const InterruptHandlers&) = delete;
+
+  private:
+    struct sigaction previous_int_ {};
+    struct sigaction previous_term_ {};
+};
 
 struct DiagnoseOptions {
     std::string device;
@@ -32,12 +59,14 @@ struct DiagnoseOptions {
     bool full = false;
     std::string json;
     std::string html;
+    std::string save_topology;
     std::string kernel_dir;
     bool no_cache = false;
     std::string topology_xml;
     std::string device_pci;
     bool verbose = false;
     bool quiet = false;
+    double probe_timeout = 0;
 };
 
 nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
@@ -59,15 +88,27 @@ int run_diagnose(const DiagnoseOptions& o) {
     }
     run.topology_xml = o.topology_xml;
     run.device_pci = o.device_pci;
+    run.probe_timeout = o.probe_timeout;
     if (!run.device_pci.empty() && run.topology_xml.empty())
         throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
+    if (const auto problem = topology_input_problem(run.topology_xml, run.device_pci)) throw UsageError(*problem);
     const bool json_stdout = o.json == "-";
     // Fail before a long run, not after it, when the report could not be written.
     if (!o.json.empty() && !json_stdout) check_output_path(o.json);
     if (!o.html.empty()) check_output_path(o.html);
+    if (!o.save_topology.empty()) check_output_path(o.save_topology);
 
     const SelectedDevice selected = select_device(o.device);
-    auto session = open_session(selected, o.kernel_dir, run.use_cache);
+    // A device that cannot be opened (context or queue refused) does not stop the run: the layers
+    // that need no device still run, and the others say why they could not.
+    std::unique_ptr<DeviceSession> session;
+    std::string device_error;
+    try {
+        session = open_session(selected, o.kernel_dir, run.use_cache);
+    } catch (const ClError& e) {
+        device_error = std::string("the device could not be opened: ") + e.what();
+        Log::warn("{}", device_error);
+    }
 
     RunReport report;
     report.tool_version = tool_version;
@@ -75,7 +116,7 @@ int run_diagnose(const DiagnoseOptions& o) {
     report.command_line = command_line();
     report.options = options_json(o, run);
     report.host = query_host_info();
-    report.device = session->info();
+    report.device = session ? session->info() : selected.info;
 
     const bool progress = !o.quiet && ::isatty(STDERR_FILENO);
     RunnerHooks hooks;
@@ -90,8 +131,12 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
         activity = std::make_unique<ActivityMonitor>();
     const ProbeList probes = make_builtin_probes();
-    report.results = run_probes(probes, {session.get(), activity.get()}, run, hooks);
+    // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
+    // finished is still written, marked incomplete. A second signal terminates at once.
+    const InterruptHandlers interrupt_handlers;
+    report.results = run_probes(probes, {session.get(), activity.get(), device_error}, run, hooks);
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    report.complete = !interrupt_requested();
     analyze(report);
 
     if (!o.json.empty() && !json_stdout) {
@@ -102,10 +147,20 @@ int run_diagnose(const DiagnoseOptions& o) {
         write_file_atomically(o.html, render_html(report));
         Log::info("HTML report written to {}", o.html);
     }
+    if (!o.save_topology.empty()) {
+        // With the sysfs link readings as clprobe.* attributes, so `--topology` on this file
+        // reasons exactly as the live run did (plain lstopo exports lack the link maxima).
+        write_file_atomically(o.save_topology, load_analysed_topology(run.topology_xml).export_xml());
+        Log::info("topology written to {}", o.save_topology);
+    }
     if (json_stdout)
         fmt::print("{}", report_to_json_text(report));
     else
         fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
+    if (interrupt_requested()) {
+        Log::warn("interrupted: the report covers the probes that finished");
+        return 128 + interrupt_signal();  // the shell's convention for a death by signal
+    }
     return exit_code::ok;
 }
 
@@ -122,8 +177,13 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     quick->excludes(full);
     cmd->add_option("--json", opts->json, "Also write the report as JSON to FILE ('-': JSON on stdout only)");
     cmd->add_option("--html", opts->html, "Also write a self-contained HTML report (charts inline) to FILE");
+    cmd->add_option("--save-topology", opts->save_topology,
+                    "Also save the analysed hwloc topology, with clprobe's PCIe link readings, as XML to FILE");
     cmd->add_option("--kernel-dir", opts->kernel_dir, "Load kernels from this folder instead of the embedded copies");
     cmd->add_flag("--no-cache", opts->no_cache, "Do not read or write the kernel binary cache");
+    cmd->add_option("--probe-timeout", opts->probe_timeout,
+                    "Seconds one probe may run before it ends as an error (default: 60 quick, 180, 900 full)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--topology", opts->topology_xml,
                     "Analyse this saved hwloc XML topology instead of the live machine (topology layer)");
     cmd->add_option("--device-pci", opts->device_pci,

@@ -35,6 +35,17 @@ SamplerConfig sampler_for(RunMode mode) {
     return c;
 }
 
+double probe_budget_for(RunMode mode) {
+    switch (mode) {
+        case RunMode::quick:
+            return 60;
+        case RunMode::full:
+            return 900;
+        default:
+            return 180;
+    }
+}
+
 SamplerConfig ceiling_sampler_for(RunMode mode) {
     SamplerConfig c = sampler_for(mode);
     c.best_of = mode == RunMode::quick ? 2 : 3;

@@ -24,7 +24,12 @@ struct RunOptions {
     bool use_cache = true;
     std::string topology_xml;  // --topology: analyse this saved hwloc XML instead of the live machine
     std::string device_pci;    // --device-pci: the device's PCI address (DDDD:BB:DD.F) inside that topology
+    double probe_timeout = 0;  // seconds per probe; 0: probe_budget_for(mode)
 };
+
+// How long one probe may run before it ends as an error: generous (several times a normal
+// probe's time) so only a hung or pathologically slow device trips it.
+double probe_budget_for(RunMode mode);
 
 // Sampling effort per mode: quick keeps `diagnose --quick` inside seconds, full trades time for
 // tighter confidence intervals.
@@ -37,6 +42,7 @@ SamplerConfig ceiling_sampler_for(RunMode mode);
 struct RunServices {
     DeviceSession* device = nullptr;
     ActivityMonitor* activity = nullptr;
+    std::string device_error;  // why `device` is null, when it is
 };
 
 struct ProbeContext {
@@ -44,6 +50,7 @@ struct ProbeContext {
     const RunOptions& options;
     const std::vector<ProbeResult>& earlier;  // results of probes that ran before this one
     ActivityMonitor* activity = nullptr;      // samples /proc since the run started (system layer)
+    std::string device_error;                 // why `device` is null, when the device failed to open
 };
 
 class ProbeUnsupported : public std::runtime_error {

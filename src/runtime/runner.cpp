@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cl/cl_error.hpp"
+#include "core/stop_points.hpp"
 
 namespace clprobe {
 
@@ -54,9 +55,23 @@ ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
     r.title = probe.title();
     const auto start = std::chrono::steady_clock::now();
     try {
-        if (probe.needs_device() && ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
+        if (probe.needs_device() && ctx.device == nullptr) {
+            if (!ctx.device_error.empty()) throw std::runtime_error(ctx.device_error);
+            throw ProbeSkipped("no OpenCL device is open");
+        }
+        const DeadlineScope deadline(ctx.options.probe_timeout > 0 ? ctx.options.probe_timeout
+                                                                   : probe_budget_for(ctx.options.mode));
+        check_stop();
         probe.run(ctx, r);
         r.status = ProbeStatus::ok;
+    } catch (const RunInterrupted& e) {
+        // What the probe measured before the signal is real, but a half-swept probe is not a
+        // result: it is marked skipped, and its headline is not claimed.
+        r.status = ProbeStatus::skipped;
+        r.reason = e.what();
+    } catch (const ProbeTimeout& e) {
+        r.status = ProbeStatus::error;
+        r.reason = e.what();
     } catch (const ProbeUnsupported& e) {
         r.status = ProbeStatus::unsupported;
         r.reason = e.what();
@@ -97,8 +112,18 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
             selected.push_back(p.get());
 
     for (std::size_t i = 0; i < selected.size(); ++i) {
+        if (interrupt_requested()) {
+            ProbeResult r;
+            r.id = selected[i]->id();
+            r.layer = selected[i]->layer();
+            r.title = selected[i]->title();
+            r.status = ProbeStatus::skipped;
+            r.reason = "not run: the run was interrupted";
+            results.push_back(std::move(r));
+            continue;
+        }
         if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
-        ProbeContext ctx{services.device, options, results, services.activity};
+        ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
         results.push_back(run_probe(*selected[i], ctx));
         if (hooks.on_finish) hooks.on_finish(results.back());
     }

@@ -1,5 +1,7 @@
 #include "runtime/sampler.hpp"
 
+#include "core/stop_points.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +25,7 @@ void check(const TimedBatch& t) {
 void InterleavedSampler::sample(Variant& v, int batches) const {
     TimedBatch fastest{0, TimerKind::device_profiling};
     for (int i = 0; i < batches; ++i) {
+        check_stop();
         const TimedBatch t = v.batch(v.set.iterations);
         check(t);
         if (i == 0 || t.seconds < fastest.seconds) fastest.seconds = t.seconds;
@@ -47,6 +50,7 @@ std::size_t InterleavedSampler::add(BatchFunction batch, double work_per_iterati
         const double factor = std::clamp(wanted, 2.0, 100.0);
         iterations = std::min<std::int64_t>(
             config_.max_iterations, static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
+        check_stop();
         probe = batch(iterations);
     }
     check(probe);

@@ -1,6 +1,6 @@
 """Helpers for the command-line tests: run the real clprobe binary, check what it did.
 
-Each test_*.py is one ctest test: `python3 test_x.py <clprobe binary> <source dir>`. A test
+Each test_*.py is one ctest test: `python3 test_x.py <clprobe> <source dir> <fault layer .so>`. A test
 function that raises fails the file; every function runs even when an earlier one failed.
 """
 import json
@@ -12,6 +12,7 @@ import traceback
 
 BINARY = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "build/clprobe"
 SOURCE_DIR = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else "."
+FAULT_LAYER = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else ""
 
 
 class Result:

@@ -26,6 +26,13 @@ def test_bad_layers():
     check_usage_error(run("diagnose", "--layers", ","), ["at least one layer"], "empty layer list")
 
 
+def test_bad_numbers_and_option_combinations():
+    check_usage_error(run("diagnose", "--probe-timeout", "-3"), ["--probe-timeout"], "negative probe timeout")
+    check_usage_error(run("diagnose", "--probe-timeout", "soon"), ["--probe-timeout"], "non-numeric probe timeout")
+    check_usage_error(run("diagnose", "--device-pci", "0000:01:00.0"), ["--topology"], "--device-pci alone")
+    check_usage_error(run("compare", "a.json"), ["b"], "compare with one report")
+
+
 def test_bad_kernel_dir():
     check_usage_error(run("diagnose", "--layers", "kernel", "--quick", "--kernel-dir", "/nonexistent/k"),
                       ["not a folder"], "missing kernel dir")
@@ -52,5 +59,6 @@ def test_help_and_version_succeed():
 
 
 if __name__ == "__main__":
-    main([test_unknown_option_and_command, test_conflicting_modes, test_bad_layers, test_bad_kernel_dir,
+    main([test_unknown_option_and_command, test_conflicting_modes, test_bad_layers,
+          test_bad_numbers_and_option_combinations, test_bad_kernel_dir,
           test_no_opencl_platform, test_help_and_version_succeed])

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Reliability checks that CI runs after the test suite:
+#   1. the unit, integration and CLI tests again, built with clang under AddressSanitizer and
+#      UndefinedBehaviorSanitizer (build-sanitize/);
+#   2. bounded libFuzzer runs on the report reader and on option parsing (FUZZ_SECONDS each,
+#      default 60), from the corpus in tests/fuzz/corpus. A crash fails CI and leaves its input in
+#      build-sanitize/fuzz-artifacts/: add it to tests/fuzz/regressions/<target>/ as a regression.
+# Needs what .ci/setup.sh installs, plus clang; run it as .ci/setup.sh is run (root or sudo).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+fuzz_seconds=${FUZZ_SECONDS:-60}
+
+missing=()
+for p in clang libclang-rt-14-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCLPROBE_SANITIZE=address,undefined -DCLPROBE_FUZZ=ON >&2
+cmake --build build-sanitize -j"$(nproc)" >&2
+
+# Leaks inside the OpenCL driver stack (PoCL's LLVM, the ICD loader) are not ours to fix; our
+# own code is still checked for leaks.
+export LSAN_OPTIONS="suppressions=$root/.ci/lsan.supp:print_suppressions=0"
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# Oclgrind's own interposer does not mix with ASan; the normal build already ran those checks.
+ctest --test-dir build-sanitize --output-on-failure --timeout 900 -E "kernels: oclgrind"
+
+for target in report_reader_fuzz options_fuzz; do
+    corpus=$(mktemp -d)
+    cp -r tests/fuzz/corpus/"${target%_fuzz}"/. tests/fuzz/regressions/"${target%_fuzz}"/. "$corpus"/
+    mkdir -p build-sanitize/fuzz-artifacts
+    echo "fuzzing $target for ${fuzz_seconds}s" >&2
+    build-sanitize/tests/$target -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix=build-sanitize/fuzz-artifacts/"$target"- "$corpus" 2>&1 | tail -n 5
+    rm -rf "$corpus"
+done
+echo "reliability checks passed" >&2

@@ -1,0 +1,429 @@
+#include "rules/system_rules.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace clprobe {
+
+namespace {
+
+// Other processes using a tenth of the CPU time this process may use slow a CPU-bound run by
+// about as much: more than the run-to-run noise of its measurements, and enough to act on. An idle
+// server's daemons and kernel threads stay near 1%.
+constexpr double contention_percent = 10.0;
+// Half the CPU time gone to others halves what a CPU-bound run gets.
+constexpr double contention_high_percent = 50.0;
+// Consumers under 2% of one CPU are background (daemons, kernel threads), not worth naming.
+constexpr double named_consumer_percent = 2.0;
+// A CPU quota within 1% of the allowed CPUs is the same limit written in round numbers.
+constexpr double quota_tolerance = 0.99;
+// Below 60% of the maximum clock under load the clock itself is held down: all-core turbo on
+// large servers runs at 65-90% of the single-core maximum that cpufreq reports.
+constexpr double low_clock_fraction = 0.6;
+// Under 10% of memory left, the kernel reclaims page cache and starts swapping under the next
+// allocation; an OpenCL runtime's staging buffers are such allocations.
+constexpr double low_memory_fraction = 0.10;
+// Sustained paging of 1 MiB/s (256 pages a second) is a working set that does not fit, not the
+// odd page a daemon gets back.
+constexpr double swap_mib_per_second = 1.0;
+// Every shared VM shows a little steal; from 5% one time slice in twenty goes to another guest.
+constexpr double steal_percent = 5.0;
+constexpr double steal_high_percent = 20.0;
+// Activity windows shorter than this hold few samples: confidence grows with the window.
+constexpr double confident_window_seconds = 2.0;
+
+Finding system_finding(const char* id, Severity severity, std::string title) {
+    Finding f;
+    f.id = id;
+    f.layer = "system";
+    f.severity = severity;
+    f.title = std::move(title);
+    return f;
+}
+
+// Attributes of a (possibly hand-edited) report: every access checks the type, rules never throw.
+const nlohmann::json* attribute(const RunReport& r, const char* probe, const char* key) {
+    const ProbeResult* p = find_result(r, probe);
+    if (!p || !p->attributes.is_object()) return nullptr;
+    const auto it = p->attributes.find(key);
+    return it == p->attributes.end() ? nullptr : &*it;
+}
+const nlohmann::json* member(const nlohmann::json* j, const char* key) {
+    if (!j || !j->is_object()) return nullptr;
+    const auto it = j->find(key);
+    return it == j->end() ? nullptr : &*it;
+}
+std::string string_of(const nlohmann::json* j, std::string fallback = {}) {
+    return j && j->is_string() ? j->get<std::string>() : fallback;
+}
+std::optional<double> number_of(const nlohmann::json* j) {
+    if (!j || !j->is_number()) return std::nullopt;
+    return j->get<double>();
+}
+
+double median(const Measurement* m) {
+    return m ? m->summary.median : 0;
+}
+
+std::string cpus_word(double n) {
+    return fmt::format("{:g} CPU{}", n, n == 1 ? "" : "s");
+}
+
+// How sure a finding over the activity window is: more snapshots, more certainty.
+double window_confidence(const RunReport& r) {
+    const auto window = number_of(attribute(r, "system.activity", "window_seconds"));
+    if (!window) return 0.5;
+    return std::clamp(*window / confident_window_seconds, 0.5, 1.0);
+}
+
+// ---------------------------------------------------------------- system.cpu_contention
+
+struct Consumer {
+    std::string name;
+    long long pid = 0;
+    double cpu_percent = 0;
+    bool kernel_thread = false;  // cannot be stopped or moved: name it, suggest nothing for it
+};
+
+std::vector<Consumer> top_consumers(const RunReport& r) {
+    std::vector<Consumer> out;
+    const auto* list = attribute(r, "system.activity", "top_consumers");
+    if (!list || !list->is_array()) return out;
+    for (const auto& item : *list) {
+        const auto pid = number_of(member(&item, "pid"));
+        const auto percent = number_of(member(&item, "cpu_percent"));
+        if (!pid || !percent || *percent < named_consumer_percent) continue;
+        const auto* kernel = member(&item, "kernel_thread");
+        out.push_back({string_of(member(&item, "name"), "?"), static_cast<long long>(*pid), *percent,
+                       kernel && kernel->is_boolean() && kernel->get<bool>()});
+    }
+    return out;
+}
+
+RuleOutcome cpu_contention(const RunReport& r) {
+    const auto* others = find_measurement(r, "system.activity.others_cpu");
+    if (!others) return RuleOutcome::missing("needs system.activity.others_cpu");
+    const double share = others->summary.median;
+    if (share < contention_percent) return RuleOutcome::none();
+
+    const auto consumers = top_consumers(r);
+    std::string named, pids;
+    for (std::size_t i = 0; i < consumers.size() && i < 3; ++i)
+        named += fmt::format("{}{} (pid {}, {:.0f}% of a CPU)", i ? ", " : "", consumers[i].name, consumers[i].pid,
+                             consumers[i].cpu_percent);
+    for (const auto& c : consumers)
+        if (!c.kernel_thread) pids += fmt::format(" {}", c.pid);
+    const auto* allowed = find_measurement(r, "system.cpus.allowed");
+    const std::string of_what =
+        allowed ? fmt::format("the {} clprobe may use", cpus_word(median(allowed))) : "the CPUs clprobe may use";
+
+    Finding f = system_finding(
+        "system.cpu_contention", share >= contention_high_percent ? Severity::high : Severity::medium,
+        fmt::format("Other processes used {:.0f}% of the CPU time of {} during the run{}", share, of_what,
+                    named.empty()
+                        ? fmt::format(" (none alone used {:g}% of a CPU: many small or short-lived processes)",
+                                      named_consumer_percent)
+                        : ": " + named));
+    f.evidence.push_back(
+        evidence_of(*others, fmt::format("below {:.0f}% on a machine kept for this work", contention_percent)));
+    if (const auto* self = find_measurement(r, "system.activity.self_cpu"))
+        f.evidence.push_back(evidence_of(*self, "clprobe's own share, for comparison"));
+    f.suggestion =
+        pids.empty()
+            ? "Find what keeps the CPUs busy (pidstat 1 for processes, execsnoop for short-lived ones, "
+              "/proc/interrupts "
+              "for kernel work), and stop it or run the OpenCL work when the machine is idle."
+            : fmt::format(
+                  "Stop or pause them while the OpenCL work runs (kill -STOP{0}; resume with kill -CONT{0}), make them "
+                  "yield (renice +19 -p{0}), or confine them to CPUs the work does not use (taskset -acp <cpus> "
+                  "<pid>, or a cgroup's cpuset.cpus); otherwise run when the machine is idle.",
+                  pids);
+    f.estimated_gain = std::min(1.0, share / 100.0);
+    f.gain_basis = "CPU time other processes took from the CPUs clprobe may use; a CPU-bound run gets it back";
+    f.confidence = window_confidence(r);
+    return RuleOutcome::found(std::move(f));
+}
+
+// ---------------------------------------------------------------- system.affinity_restricted
+
+std::string quota_knob(const nlohmann::json* quota, double allowed) {
+    const std::string file = string_of(member(quota, "file"));
+    const auto period = number_of(member(quota, "period_us")).value_or(100000);
+    std::string knob;
+    if (file.size() >= 7 && file.compare(file.size() - 7, 7, "cpu.max") == 0)
+        knob = fmt::format("echo 'max {:.0f}' > {} (or '{:.0f} {:.0f}' for {})", period, file, allowed * period, period,
+                           cpus_word(allowed));
+    else if (!file.empty())
+        knob = fmt::format("echo -1 > {} (or {:.0f} for {})", file, allowed * period, cpus_word(allowed));
+    else
+        knob = "raise the cgroup's CPU quota (cpu.max, or cpu.cfs_quota_us in cgroup v1)";
+    return fmt::format(
+        "Lift the CPU quota: {}; Docker: docker update --cpus {:g} <container>; systemd: systemctl "
+        "set-property <unit> CPUQuota={:.0f}%.",
+        knob, allowed, allowed * 100);
+}
+
+RuleOutcome affinity_restricted(const RunReport& r) {
+    const auto* online = find_measurement(r, "system.cpus.online");
+    const auto* allowed = find_measurement(r, "system.cpus.allowed");
+    if (!online || !allowed) return RuleOutcome::missing("needs system.cpus.online and system.cpus.allowed");
+    const auto* quota = find_measurement(r, "system.cpu.quota");
+    const double n_online = median(online), n_allowed = median(allowed);
+    const bool fewer_cpus = n_allowed < n_online;
+    const bool quota_below = quota && median(quota) < n_allowed * quota_tolerance;
+    if (!fewer_cpus && !quota_below) return RuleOutcome::none();
+    const double usable = quota_below ? median(quota) : n_allowed;
+
+    const bool cpu_device = r.device && r.device->type == "cpu";
+    std::string title = fewer_cpus
+                            ? fmt::format("This process may run on {} of the {} online", n_allowed, cpus_word(n_online))
+                            : fmt::format("A CPU quota of {:.3g} CPUs caps this process below its {} allowed",
+                                          median(quota), cpus_word(n_allowed));
+    if (fewer_cpus && quota_below) title += fmt::format(", and a CPU quota caps it at {:.3g}", median(quota));
+    Finding f =
+        system_finding("system.affinity_restricted", cpu_device ? Severity::medium : Severity::low, std::move(title));
+    f.evidence.push_back(evidence_of(*allowed, "every online CPU"));
+    f.evidence.push_back(evidence_of(*online));
+    if (quota) f.evidence.push_back(evidence_of(*quota, "no quota, or at least the allowed CPUs"));
+
+    const std::string by = string_of(attribute(r, "system.limits", "restricted_by"));
+    const std::string all =
+        string_of(attribute(r, "system.limits", "online_cpus"), fmt::format("0-{:g}", n_online - 1));
+    const std::string mask = string_of(attribute(r, "system.limits", "allowed_cpus"), "?");
+    std::vector<std::string> steps;
+    if (fewer_cpus && by.find("cpuset") != std::string::npos) {
+        const std::string file = string_of(attribute(r, "system.limits", "cpuset_file"), "<cgroup>/cpuset.cpus");
+        steps.push_back(
+            fmt::format("Widen the cgroup's cpuset (it allows {}): echo {} > {}; Docker: docker update "
+                        "--cpuset-cpus {} <container>.",
+                        string_of(attribute(r, "system.limits", "cpuset_cpus"), mask), all, file, all));
+    }
+    if (fewer_cpus && (by.find("affinity") != std::string::npos || by.empty() || by == "none"))
+        steps.push_back(
+            fmt::format("Start the workload without the CPU mask (it runs on CPUs {} of {}): taskset -c {} "
+                        "<command>, or taskset -acp {} <pid> for a running one; check numactl "
+                        "--physcpubind and CPUAffinity= in its systemd unit.",
+                        mask, all, all, all));
+    if (quota_below) steps.push_back(quota_knob(attribute(r, "system.limits", "cpu_quota"), n_allowed));
+    if (cpu_device && r.device->compute_units > std::max(1.0, std::floor(usable + 1e-9)))
+        steps.push_back(fmt::format(
+            "Until then, size the OpenCL CPU device to the CPUs it gets: it runs {} compute units on {}, so its "
+            "threads time-share (PoCL: export POCL_MAX_PTHREAD_COUNT={:.0f}).",
+            r.device->compute_units, cpus_word(usable), std::max(1.0, std::floor(usable + 1e-9))));
+    for (const auto& s : steps)
+        f.suggestion += (f.suggestion.empty() ? "" : " ") + s;
+    if (cpu_device) {
+        f.estimated_gain = std::clamp(1.0 - usable / n_online, 0.0, 1.0);
+        f.gain_basis = "time saved by CPU-bound OpenCL work on the CPU device if it could use every online CPU";
+    } else {
+        f.gain_basis = "not estimated: the device is not the CPU, only host-side work is limited";
+    }
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
+// ---------------------------------------------------------------- system.cpu_device_underused
+
+RuleOutcome cpu_device_underused(const RunReport& r) {
+    if (!r.device) return RuleOutcome::missing("needs the device context");
+    if (r.device->type != "cpu") return RuleOutcome::none();
+    const auto* allowed = find_measurement(r, "system.cpus.allowed");
+    if (!allowed) return RuleOutcome::missing("needs system.cpus.allowed");
+    if (r.device->compute_units == 0) return RuleOutcome::missing("the device reported no compute units");
+    double usable = median(allowed);
+    if (const auto* quota = find_measurement(r, "system.cpu.quota")) usable = std::min(usable, median(quota));
+    // A quota of 1.5 CPUs keeps a second thread busy only part of the time: whole CPUs count.
+    usable = std::max(1.0, std::floor(usable + 1e-9));
+    const double cus = r.device->compute_units;
+    if (cus >= usable) return RuleOutcome::none();
+
+    const double gain = 1.0 - cus / usable;
+    Finding f =
+        system_finding("system.cpu_device_underused", gain >= 0.5 ? Severity::high : Severity::medium,
+                       fmt::format("The OpenCL CPU device uses {:g} compute unit{} of the {} this process may use", cus,
+                                   cus == 1 ? "" : "s", cpus_word(usable)));
+    f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
+    f.evidence.push_back(evidence_of(*allowed));
+    const auto* env = attribute(r, "system.limits", "opencl_cpu_environment");
+    const std::string pocl = string_of(member(env, "POCL_MAX_PTHREAD_COUNT"));
+    const std::string dpcpp = string_of(member(env, "DPCPP_CPU_NUM_CUS"));
+    const bool is_pocl = r.device->platform_name.find("Portable Computing Language") != std::string::npos ||
+                         r.device->platform_name.find("PoCL") != std::string::npos;
+    if (!pocl.empty())
+        f.suggestion = fmt::format(
+            "POCL_MAX_PTHREAD_COUNT={0} limits PoCL's threads: unset POCL_MAX_PTHREAD_COUNT, or export "
+            "POCL_MAX_PTHREAD_COUNT={1:g} to match the CPUs this process may use.",
+            pocl, usable);
+    else if (!dpcpp.empty())
+        f.suggestion = fmt::format(
+            "DPCPP_CPU_NUM_CUS={0} limits the CPU runtime's threads: unset it, or export DPCPP_CPU_NUM_CUS={1:g}.",
+            dpcpp, usable);
+    else if (is_pocl)
+        f.suggestion = fmt::format(
+            "Export POCL_MAX_PTHREAD_COUNT={0:g} before starting the workload (PoCL runs one thread per compute "
+            "unit), and check that nothing else caps its thread count.",
+            usable);
+    else
+        f.suggestion = fmt::format(
+            "Configure the OpenCL CPU runtime for {0:g} threads (Intel's CPU runtime: export DPCPP_CPU_NUM_CUS={0:g}); "
+            "check its configuration for a thread or core limit.",
+            usable);
+    f.estimated_gain = gain;
+    f.gain_basis = "time saved by compute-bound OpenCL work on the CPU device when it uses every usable CPU";
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
+// ---------------------------------------------------------------- system.cpu_governor
+
+RuleOutcome cpu_governor(const RunReport& r) {
+    const auto* freq = attribute(r, "system.host", "frequency");
+    std::vector<std::string> governors;
+    if (const auto* g = member(freq, "governors"); g && g->is_array())
+        for (const auto& item : *g)
+            if (item.is_string()) governors.push_back(item.get<std::string>());
+    const auto* loaded = find_measurement(r, "system.cpu.frequency.loaded");
+    const auto* max = find_measurement(r, "system.cpu.frequency.max");
+    if (governors.empty() && !(loaded && max))
+        return RuleOutcome::missing(
+            "needs cpufreq (governor, or the clock under load and its maximum): the kernel exposes none here, as "
+            "usual in VMs");
+    const bool low_clock = loaded && max && median(max) > 0 && median(loaded) < low_clock_fraction * median(max);
+    const auto not_performance =
+        std::find_if(governors.begin(), governors.end(), [](const std::string& g) { return g != "performance"; });
+    if (!low_clock && not_performance == governors.end()) return RuleOutcome::none();
+
+    const std::string governor_text = governors.empty() ? std::string("unknown") : fmt::format("{}", governors[0]);
+    Finding f;
+    if (low_clock) {
+        const double fraction = median(loaded) / median(max);
+        f = system_finding("system.cpu_governor", Severity::medium,
+                           fmt::format("Under load the CPUs ran at {:.0f} MHz, {:.0f}% of their {:.0f} MHz maximum "
+                                       "(governor {})",
+                                       median(loaded), 100 * fraction, median(max), governor_text));
+        f.evidence = {evidence_of(*loaded, fmt::format("at least {:.0f}% of the maximum", 100 * low_clock_fraction)),
+                      evidence_of(*max)};
+        f.estimated_gain = 1.0 - fraction;
+        f.gain_basis = "time saved by compute-bound work running at the maximum clock instead of the measured one";
+        f.confidence = std::max(min_confidence, comparison_confidence(*max, *loaded));
+    } else {
+        f = system_finding("system.cpu_governor", Severity::low,
+                           fmt::format("The CPU frequency governor is '{}', not 'performance': clocks rise only "
+                                       "after load appears",
+                                       *not_performance));
+        if (max) f.evidence.push_back(evidence_of(*max));
+        if (loaded) f.evidence.push_back(evidence_of(*loaded, "near the maximum, as measured"));
+        f.gain_basis = "not estimated: the clock under load was near its maximum; short bursts may start slower";
+        f.confidence = 1.0;
+    }
+    f.suggestion =
+        "sudo cpupower frequency-set -g performance (or: echo performance | sudo tee "
+        "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor).";
+    const auto policy_max = number_of(member(freq, "policy_max_mhz"));
+    const auto hardware_max = number_of(member(freq, "hardware_max_mhz"));
+    if (policy_max && hardware_max && *policy_max < *hardware_max)
+        f.suggestion += fmt::format(
+            " The policy also caps the clock at {:.0f} MHz: sudo cpupower frequency-set -u "
+            "{:.0f}MHz.",
+            *policy_max, *hardware_max);
+    if (low_clock && not_performance == governors.end())
+        f.suggestion =
+            "The governor is already 'performance': check the firmware power profile (set it to maximum "
+            "performance), power capping and thermal throttling (turbostat shows both).";
+    return RuleOutcome::found(std::move(f));
+}
+
+// ---------------------------------------------------------------- system.memory_pressure
+
+RuleOutcome memory_pressure(const RunReport& r) {
+    const auto* available = find_measurement(r, "system.memory.available");
+    const auto* total = find_measurement(r, "system.memory.total");
+    const auto* swap = find_measurement(r, "system.activity.swap");
+    const auto* limit = find_measurement(r, "system.memory.limit");
+    const auto* used = find_measurement(r, "system.memory.limit.used");
+    if (!(available && total) && !swap)
+        return RuleOutcome::missing("needs system.memory.available and system.memory.total, or system.activity.swap");
+
+    std::optional<double> host_fraction, limit_fraction;
+    if (available && total && median(total) > 0) host_fraction = median(available) / median(total);
+    if (limit && used && median(limit) > 0)
+        limit_fraction = std::max(0.0, median(limit) - median(used)) / median(limit);
+    const bool host_low = host_fraction && *host_fraction < low_memory_fraction;
+    const bool limit_low = limit_fraction && *limit_fraction < low_memory_fraction;
+    const bool swapping = swap && median(swap) >= swap_mib_per_second;
+    if (!host_low && !limit_low && !swapping) return RuleOutcome::none();
+
+    std::string title;
+    if (swapping) title = fmt::format("The system paged {:.1f} MiB/s to and from swap during the run", median(swap));
+    if (host_low)
+        title += fmt::format("{}nly {:.1f} GiB ({:.1f}%) of the host's memory was available",
+                             title.empty() ? "O" : "; o", median(available), 100 * *host_fraction);
+    if (limit_low)
+        title += fmt::format("{}nly {:.1f}% of the cgroup's {:.1f} GiB memory limit was free",
+                             title.empty() ? "O" : "; o", 100 * *limit_fraction, median(limit));
+    Finding f = system_finding("system.memory_pressure", swapping ? Severity::high : Severity::medium, title);
+    if (swap) f.evidence.push_back(evidence_of(*swap, fmt::format("below {:g} MiB/s", swap_mib_per_second)));
+    if (available)
+        f.evidence.push_back(
+            evidence_of(*available, fmt::format("at least {:.0f}% of system.memory.total", 100 * low_memory_fraction)));
+    if (total) f.evidence.push_back(evidence_of(*total));
+    if (limit) f.evidence.push_back(evidence_of(*limit));
+    if (used)
+        f.evidence.push_back(
+            evidence_of(*used, fmt::format("below {:.0f}% of the limit", 100 * (1 - low_memory_fraction))));
+    f.suggestion =
+        "Free memory before the OpenCL work runs: find the largest consumers (ps aux --sort=-rss | head) and stop "
+        "them, or shrink the workload's footprint (smaller batches, fewer concurrent jobs); vmstat 1 shows paging "
+        "(si/so).";
+    if (limit_low) {
+        const std::string file = string_of(member(attribute(r, "system.limits", "memory_limit"), "file"));
+        f.suggestion += fmt::format(
+            " Or raise the cgroup limit: echo {:.0f}G > {} (Docker: docker update --memory {:.0f}g --memory-swap "
+            "{:.0f}g <container>).",
+            std::ceil(2 * median(limit)), file.empty() ? "<cgroup>/memory.max" : file, std::ceil(2 * median(limit)),
+            std::ceil(2 * median(limit)));
+    }
+    f.gain_basis = "not estimated: the slowdown depends on how much of the workload's memory is paged";
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
+// ---------------------------------------------------------------- system.hypervisor_steal
+
+RuleOutcome hypervisor_steal(const RunReport& r) {
+    const auto* steal = find_measurement(r, "system.activity.steal");
+    if (!steal) return RuleOutcome::missing("needs system.activity.steal");
+    const double share = steal->summary.median;
+    if (share < steal_percent) return RuleOutcome::none();
+    const std::string vendor = string_of(member(attribute(r, "system.host", "hypervisor"), "vendor"));
+    const std::string by = vendor.empty() || vendor == "unknown" ? "The hypervisor" : "The hypervisor (" + vendor + ")";
+    Finding f = system_finding(
+        "system.hypervisor_steal", share >= steal_high_percent ? Severity::high : Severity::medium,
+        fmt::format("{} gave {:.1f}% of this VM's CPU time to other guests during the run (steal)", by, share));
+    f.evidence.push_back(evidence_of(*steal, fmt::format("below {:.0f}% of CPU time", steal_percent)));
+    f.suggestion =
+        "The host's physical CPUs are oversubscribed: move the VM to dedicated vCPUs (dedicated-host or CPU-pinned "
+        "instance types), to a less loaded host, or give VMs fewer vCPUs on your own hypervisor; watch the st column "
+        "of vmstat 1 while the workload runs.";
+    f.estimated_gain = std::min(1.0, share / 100.0);
+    f.gain_basis = "CPU time the vCPUs waited for the host during the run";
+    f.confidence = window_confidence(r);
+    return RuleOutcome::found(std::move(f));
+}
+
+}  // namespace
+
+std::vector<Rule> system_rules() {
+    return {
+        {"system.cpu_contention", "system", cpu_contention},
+        {"system.hypervisor_steal", "system", hypervisor_steal},
+        {"system.affinity_restricted", "system", affinity_restricted},
+        {"system.cpu_device_underused", "system", cpu_device_underused},
+        {"system.cpu_governor", "system", cpu_governor},
+        {"system.memory_pressure", "system", memory_pressure},
+    };
+}
+
+}  // namespace clprobe

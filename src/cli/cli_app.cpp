@@ -1,0 +1,51 @@
+#include "cli/cli_app.hpp"
+
+#include <fmt/core.h>
+
+#include "cli/exit_codes.hpp"
+#include "core/version.hpp"
+
+namespace clprobe {
+
+std::unique_ptr<CliApp> make_cli_app() {
+    auto cli = std::make_unique<CliApp>();
+    cli->app.set_version_flag("--version", tool_version);
+    cli->app.require_subcommand(1);
+    cli->commands = {
+        {"list", add_list_command(cli->app)},         {"info", add_info_command(cli->app)},
+        {"diagnose", add_diagnose_command(cli->app)}, {"report", add_report_command(cli->app)},
+        {"compare", add_compare_command(cli->app)},
+    };
+    return cli;
+}
+
+std::variant<CommandRunner, int> parse_cli(CliApp& cli, int argc, const char* const* argv) {
+    // CLI11 reports a stray word as a missing subcommand; name it instead.
+    if (argc > 1 && argv[1][0] != '-') {
+        const std::string word = argv[1];
+        bool known = false;
+        for (const auto& c : cli.commands)
+            known = known || c.first == word;
+        if (!known) {
+            fmt::print(stderr, "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare)\n", word);
+            return exit_code::usage;
+        }
+    }
+    try {
+        cli.app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return cli.app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return cli.app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return cli.app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        fmt::print(stderr, "clprobe: {}; run 'clprobe --help' for usage\n", e.what());
+        return exit_code::usage;
+    }
+    for (const auto& [name, run] : cli.commands)
+        if (cli.app.got_subcommand(name)) return run;
+    return exit_code::usage;
+}
+
+}  // namespace clprobe
