@@ -5,8 +5,8 @@
 #include <random>
 
 #include "cl/device_session.hpp"
-#include "core/stop_points.hpp"
 #include "common/probe_support.hpp"
+#include "core/stop_points.hpp"
 #include "kernel/kernel_probes.hpp"
 
 namespace clprobe {

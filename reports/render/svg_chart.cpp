@@ -122,8 +122,8 @@ std::string line_chart(const std::vector<Series>& series, const Axis& x, const A
     }
     for (double t : ticks(ylo, yhi, y.log)) {
         const double py = sy.map(t);
-        out +=
-            fmt::format(R"(<line x1="{0}" x2="{1}" y1="{2:.1f}" y2="{2:.1f}" stroke="#ddd"/>)", left, width - right, py);
+        out += fmt::format(R"(<line x1="{0}" x2="{1}" y1="{2:.1f}" y2="{2:.1f}" stroke="#ddd"/>)", left, width - right,
+                           py);
         out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{}</text>)", left - 4, py + 4, number(t));
     }
     out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (left + width - right) / 2, height - 10,

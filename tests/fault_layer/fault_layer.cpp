@@ -65,12 +65,18 @@ void parse_rules(const char* spec) {
             const auto eq = kv.find('=');
             if (eq == std::string::npos) continue;
             const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-            if (k == "call") r.call = v;
-            else if (k == "error") r.fails = true, r.error = error_code(v);
-            else if (k == "nth") r.nth = std::strtol(v.c_str(), nullptr, 10);
-            else if (k == "min_bytes") r.min_bytes = std::strtoull(v.c_str(), nullptr, 10);
-            else if (k == "stall_ms") r.stall_ms = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
-            else if (k == "profiling") r.profiling_only = v == "1";
+            if (k == "call")
+                r.call = v;
+            else if (k == "error")
+                r.fails = true, r.error = error_code(v);
+            else if (k == "nth")
+                r.nth = std::strtol(v.c_str(), nullptr, 10);
+            else if (k == "min_bytes")
+                r.min_bytes = std::strtoull(v.c_str(), nullptr, 10);
+            else if (k == "stall_ms")
+                r.stall_ms = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
+            else if (k == "profiling")
+                r.profiling_only = v == "1";
         }
     }
 }
@@ -90,8 +96,8 @@ cl_int inject(const char* call, size_t bytes = 0, bool profiling = false) {
     return CL_SUCCESS;
 }
 
-cl_icd_dispatch next;   // the layer below (the driver)
-cl_icd_dispatch mine;   // what the loader calls
+cl_icd_dispatch next;  // the layer below (the driver)
+cl_icd_dispatch mine;  // what the loader calls
 
 template <typename T>
 T fail_with(cl_int code, cl_int* errcode_ret) {
@@ -111,7 +117,8 @@ cl_context CL_API_CALL create_context(const cl_context_properties* props, cl_uin
     return next.clCreateContext(props, n, d, notify, user, err);
 }
 
-cl_command_queue CL_API_CALL create_queue(cl_context c, cl_device_id d, cl_command_queue_properties props, cl_int* err) {
+cl_command_queue CL_API_CALL create_queue(cl_context c, cl_device_id d, cl_command_queue_properties props,
+                                          cl_int* err) {
     if (cl_int e = inject("clCreateCommandQueue", 0, props & CL_QUEUE_PROFILING_ENABLE))
         return fail_with<cl_command_queue>(e, err);
     return next.clCreateCommandQueue(c, d, props, err);
@@ -187,8 +194,8 @@ CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size,
     return CL_INVALID_VALUE;
 }
 
-CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target, cl_uint* num_entries_ret,
-                                            const cl_icd_dispatch** layer_dispatch_ret) {
+CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch* target,
+                                            cl_uint* num_entries_ret, const cl_icd_dispatch** layer_dispatch_ret) {
     const cl_uint ours = sizeof(cl_icd_dispatch) / sizeof(void*);
     if (!target || !num_entries_ret || !layer_dispatch_ret || num_entries < ours) return CL_INVALID_VALUE;
     std::memcpy(&next, target, sizeof next);

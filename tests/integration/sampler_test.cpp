@@ -138,7 +138,8 @@ TEST_CASE("best-of sampling keeps the fastest batch and spends it on contenders 
     REQUIRE(sets.size() == 2);
     CHECK(sets[0].best_of == 2);
     REQUIRE(sets[0].seconds_per_iteration.size() == 5);
-    for (double s : sets[0].seconds_per_iteration) CHECK(s == Approx(1e-3));  // the fastest of each pair
+    for (double s : sets[0].seconds_per_iteration)
+        CHECK(s == Approx(1e-3));  // the fastest of each pair
     CHECK(sets[1].best_of == 1);
     CHECK(sets[1].seconds_per_iteration.size() == 3);  // below 75% of the best: 3 plain samples
 }

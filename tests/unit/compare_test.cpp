@@ -10,7 +10,8 @@ namespace {
 
 std::vector<double> around(double centre, double spread, int n = 7) {
     std::vector<double> v;
-    for (int i = 0; i < n; ++i) v.push_back(centre * (1 + spread * (static_cast<double>(i) / (n - 1) - 0.5)));
+    for (int i = 0; i < n; ++i)
+        v.push_back(centre * (1 + spread * (static_cast<double>(i) / (n - 1) - 0.5)));
     return v;
 }
 
@@ -44,8 +45,10 @@ const MetricComparison& find(const Comparison& c, const std::string& metric) {
 }  // namespace
 
 TEST_CASE("compare: a halved rate is slower, a doubled rate faster, with the interval beyond the band", "[compare]") {
-    const auto a = report_with({timed("kernel.peak.fp32", {}, around(160, 0.04)), timed("x.rate", {}, around(10, 0.04))});
-    const auto b = report_with({timed("kernel.peak.fp32", {}, around(80, 0.04)), timed("x.rate", {}, around(20, 0.04))});
+    const auto a =
+        report_with({timed("kernel.peak.fp32", {}, around(160, 0.04)), timed("x.rate", {}, around(10, 0.04))});
+    const auto b =
+        report_with({timed("kernel.peak.fp32", {}, around(80, 0.04)), timed("x.rate", {}, around(20, 0.04))});
     const auto c = compare_reports(a, b);
     const auto& peak = find(c, "kernel.peak.fp32");
     CHECK(peak.verdict == Verdict::slower);
@@ -112,10 +115,12 @@ TEST_CASE("compare: the environment diff names the compute-unit change and ties 
     const auto b = report_with({timed("kernel.peak.fp32", {}, around(80, 0.02))}, 1);
     const auto c = compare_reports(a, b);
     bool named = false;
-    for (const auto& e : c.environment) named = named || (e.field == "device.compute_units" && e.a == "2" && e.b == "1");
+    for (const auto& e : c.environment)
+        named = named || (e.field == "device.compute_units" && e.a == "2" && e.b == "1");
     CHECK(named);
     REQUIRE_FALSE(c.explanations.empty());
-    CHECK_THAT(c.explanations.front(), Catch::Contains("compute-bound") && Catch::Contains("device.compute_units 2 -> 1"));
+    CHECK_THAT(c.explanations.front(),
+               Catch::Contains("compute-bound") && Catch::Contains("device.compute_units 2 -> 1"));
     // Without a moved metric, a changed setting explains nothing.
     const auto same_speed = compare_reports(a, report_with({timed("kernel.peak.fp32", {}, around(160, 0.02))}, 1));
     CHECK(same_speed.explanations.empty());
