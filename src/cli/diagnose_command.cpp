@@ -55,6 +55,9 @@ class InterruptHandlers {
 struct DiagnoseOptions {
     std::string device;
     std::string layers = "system,topology,transfer,kernel";
+    std::string workloads = "glm,attention";
+    RunOptions::GlmShape glm;
+    RunOptions::AttentionShape attention;
     bool quick = false;
     bool full = false;
     std::string json;
@@ -70,9 +73,22 @@ struct DiagnoseOptions {
 };
 
 nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
-    return {{"mode", to_string(run.mode)}, {"layers", run.layers},          {"device", o.device},
-            {"kernel_dir", o.kernel_dir},  {"binary_cache", run.use_cache}, {"topology_xml", run.topology_xml},
-            {"device_pci", run.device_pci}};
+    // Shapes as given (0 = the mode's default); each workload probe records the shape it used.
+    const nlohmann::json glm = {
+        {"rows", run.glm.rows}, {"cols", run.glm.cols}, {"density", run.glm.density}, {"batch", run.glm.batch}};
+    const nlohmann::json attention = {{"batch", run.attention.batch},   {"heads", run.attention.heads},
+                                      {"seq", run.attention.seq},       {"head_dim", run.attention.head_dim},
+                                      {"kv_len", run.attention.kv_len}, {"causal", run.attention.causal}};
+    return {{"mode", to_string(run.mode)},
+            {"layers", run.layers},
+            {"workloads", run.workloads},
+            {"device", o.device},
+            {"kernel_dir", o.kernel_dir},
+            {"binary_cache", run.use_cache},
+            {"topology_xml", run.topology_xml},
+            {"device_pci", run.device_pci},
+            {"glm", glm},
+            {"attention", attention}};
 }
 
 int run_diagnose(const DiagnoseOptions& o) {
@@ -83,12 +99,15 @@ int run_diagnose(const DiagnoseOptions& o) {
     run.use_cache = !o.no_cache;
     try {
         run.layers = parse_layers(o.layers);
+        run.workloads = parse_choices(o.workloads, known_workloads(), "workload");
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
     run.topology_xml = o.topology_xml;
     run.device_pci = o.device_pci;
     run.probe_timeout = o.probe_timeout;
+    run.glm = o.glm;
+    run.attention = o.attention;
     if (!run.device_pci.empty() && run.topology_xml.empty())
         throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
     if (const auto problem = topology_input_problem(run.topology_xml, run.device_pci)) throw UsageError(*problem);
@@ -172,6 +191,27 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     add_device_option(cmd, opts->device);
     cmd->add_option("--layers", opts->layers, "Comma-separated layers to run: system,topology,transfer,kernel")
         ->capture_default_str();
+    cmd->add_option("--workloads", opts->workloads, "Workloads of the kernel layer to run: glm,attention")
+        ->capture_default_str();
+    // Bounds keep a typo from asking for petabytes; the probes then cap sizes by device and host memory.
+    const auto count_range = CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40);
+    const auto dim_range = CLI::Range(1u, 1u << 24);
+    const char* glm_group = "GLM workload shape (0 or unset: the mode's default)";
+    cmd->add_option("--glm-rows", opts->glm.rows, "Observations n")->check(count_range)->group(glm_group);
+    cmd->add_option("--glm-cols", opts->glm.cols, "Features p")->check(count_range)->group(glm_group);
+    cmd->add_option("--glm-density", opts->glm.density, "Non-zero fraction of the sparse design matrix (0, 1]")
+        ->check(CLI::Range(1e-9, 1.0))
+        ->group(glm_group);
+    cmd->add_option("--glm-batch", opts->glm.batch, "Rows per mini-batch")->check(count_range)->group(glm_group);
+    const char* attn_group = "Attention workload shape (0 or unset: the mode's default)";
+    cmd->add_option("--attn-batch", opts->attention.batch, "Sequences per batch")->check(dim_range)->group(attn_group);
+    cmd->add_option("--attn-heads", opts->attention.heads, "Attention heads")->check(dim_range)->group(attn_group);
+    cmd->add_option("--attn-seq", opts->attention.seq, "Prompt length (prefill)")->check(dim_range)->group(attn_group);
+    cmd->add_option("--attn-head-dim", opts->attention.head_dim, "Head dimension")->check(dim_range)->group(attn_group);
+    cmd->add_option("--attn-kv-len", opts->attention.kv_len, "KV-cache length (decode)")
+        ->check(dim_range)
+        ->group(attn_group);
+    cmd->add_flag("--attn-causal", opts->attention.causal, "Causal mask")->group(attn_group);
     auto* quick = cmd->add_flag("--quick", opts->quick, "Fewer sizes and samples (seconds)");
     auto* full = cmd->add_flag("--full", opts->full, "More sizes and samples, larger buffers (minutes)");
     quick->excludes(full);
@@ -183,7 +223,7 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     cmd->add_flag("--no-cache", opts->no_cache, "Do not read or write the kernel binary cache");
     cmd->add_option("--probe-timeout", opts->probe_timeout,
                     "Seconds one probe may run before it ends as an error (default: 60 quick, 180, 900 full)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(0.001, 86400.0));
     cmd->add_option("--topology", opts->topology_xml,
                     "Analyse this saved hwloc XML topology instead of the live machine (topology layer)");
     cmd->add_option("--device-pci", opts->device_pci,

@@ -1,6 +1,7 @@
 #pragma once
 // The probe interface. A probe measures and returns data: it never prints and never exits.
 // Unsupported and skipped outcomes are exceptions so a probe can bail out from any depth.
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -25,7 +26,28 @@ struct RunOptions {
     std::string topology_xml;  // --topology: analyse this saved hwloc XML instead of the live machine
     std::string device_pci;    // --device-pci: the device's PCI address (DDDD:BB:DD.F) inside that topology
     double probe_timeout = 0;  // seconds per probe; 0: probe_budget_for(mode)
+
+    // Workloads of the kernel layer (--workloads); empty: all of them.
+    std::vector<std::string> workloads;
+    // Problem shapes; 0 means the mode's default (each workload documents its defaults).
+    struct GlmShape {
+        std::uint64_t rows = 0;   // --glm-rows: observations n
+        std::uint64_t cols = 0;   // --glm-cols: features p
+        double density = 0;       // --glm-density: non-zero fraction of the sparse X
+        std::uint64_t batch = 0;  // --glm-batch: rows per mini-batch
+    } glm;
+    struct AttentionShape {
+        std::uint32_t batch = 0;     // --attn-batch
+        std::uint32_t heads = 0;     // --attn-heads
+        std::uint32_t seq = 0;       // --attn-seq: prompt length for prefill
+        std::uint32_t head_dim = 0;  // --attn-head-dim
+        std::uint32_t kv_len = 0;    // --attn-kv-len: KV-cache length for decode
+        bool causal = false;         // --attn-causal
+    } attention;
 };
+
+// The workloads `--workloads` accepts.
+const std::vector<std::string>& known_workloads();
 
 // How long one probe may run before it ends as an error: generous (several times a normal
 // probe's time) so only a hung or pathologically slow device trips it.
@@ -71,6 +93,9 @@ class Probe {
     virtual std::string layer() const = 0;
     virtual std::string title() const = 0;
     virtual bool needs_device() const { return true; }
+    // The workload this probe measures ("glm", "attention"), or "" for layer probes; --workloads
+    // selects among them.
+    virtual std::string workload() const { return {}; }
     // Fills out.measurements and out.attributes; throws to end in another status.
     virtual void run(ProbeContext& ctx, ProbeResult& out) = 0;
 };

@@ -16,21 +16,29 @@ const std::vector<std::string>& known_layers() {
     return layers;
 }
 
-std::vector<std::string> parse_layers(const std::string& list) {
+std::vector<std::string> parse_choices(const std::string& list, const std::vector<std::string>& known,
+                                       const char* what) {
     std::vector<std::string> out;
     std::stringstream in(list);
     for (std::string item; std::getline(in, item, ',');) {
         item.erase(0, item.find_first_not_of(" \t"));
         item.erase(item.find_last_not_of(" \t") + 1);
         if (item.empty()) continue;
-        const auto& known = known_layers();
-        if (std::find(known.begin(), known.end(), item) == known.end())
-            throw std::invalid_argument("unknown layer '" + item +
-                                        "' (choose from system, topology, transfer, kernel)");
+        if (std::find(known.begin(), known.end(), item) == known.end()) {
+            std::string choices;
+            for (const auto& k : known)
+                choices += (choices.empty() ? "" : ", ") + k;
+            throw std::invalid_argument(std::string("unknown ") + what + " '" + item + "' (choose from " + choices +
+                                        ")");
+        }
         if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
     }
-    if (out.empty()) throw std::invalid_argument("--layers needs at least one layer");
+    if (out.empty()) throw std::invalid_argument(std::string("--") + what + "s needs at least one " + what);
     return out;
+}
+
+std::vector<std::string> parse_layers(const std::string& list) {
+    return parse_choices(list, known_layers(), "layer");
 }
 
 namespace {
@@ -106,9 +114,11 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
                                     const RunnerHooks& hooks) {
     std::vector<ProbeResult> results;
     std::vector<Probe*> selected;
+    auto chosen = [](const std::vector<std::string>& list, const std::string& item) {
+        return list.empty() || std::find(list.begin(), list.end(), item) != list.end();
+    };
     for (const auto& p : probes)
-        if (options.layers.empty() ||
-            std::find(options.layers.begin(), options.layers.end(), p->layer()) != options.layers.end())
+        if (chosen(options.layers, p->layer()) && (p->workload().empty() || chosen(options.workloads, p->workload())))
             selected.push_back(p.get());
 
     for (std::size_t i = 0; i < selected.size(); ++i) {

@@ -12,7 +12,11 @@ namespace clprobe {
 // The layers `--layers` accepts, in the order they run.
 const std::vector<std::string>& known_layers();
 
-// Parses "system,kernel"; throws std::invalid_argument naming an unknown layer.
+// Parses "a,b" against the known choices; throws std::invalid_argument naming an unknown item
+// (`what` is "layer" or "workload").
+std::vector<std::string> parse_choices(const std::string& list, const std::vector<std::string>& known,
+                                       const char* what);
+// parse_choices for --layers: "system,kernel".
 std::vector<std::string> parse_layers(const std::string& list);
 
 struct RunnerHooks {

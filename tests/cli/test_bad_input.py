@@ -24,6 +24,10 @@ def test_conflicting_modes():
 def test_bad_layers():
     check_usage_error(run("diagnose", "--layers", "kernel,gpu"), ["unknown layer 'gpu'"], "unknown layer")
     check_usage_error(run("diagnose", "--layers", ","), ["at least one layer"], "empty layer list")
+    check_usage_error(run("diagnose", "--workloads", "glm,llama"), ["unknown workload 'llama'"], "unknown workload")
+    check_usage_error(run("diagnose", "--glm-rows", "0"), ["--glm-rows"], "zero rows")
+    check_usage_error(run("diagnose", "--glm-density", "1.5"), ["--glm-density"], "density above 1")
+    check_usage_error(run("diagnose", "--attn-head-dim", "x"), ["--attn-head-dim"], "non-numeric head dim")
 
 
 def test_bad_numbers_and_option_combinations():
