@@ -7,6 +7,7 @@
 #include <set>
 
 #include "render/svg_chart.hpp"
+#include "rules/trust.hpp"
 
 namespace clprobe {
 
@@ -48,33 +49,19 @@ void header(std::string& out, const RunReport& r) {
                        escape(r.created_at), escape(r.tool_version), r.wall_seconds, escape(r.options.dump()));
 }
 
-// How far to trust the numbers, from what the report itself shows.
+// How far to trust the numbers (rules/trust.cpp): warnings first, then what supports them.
 void trust(std::string& out, const RunReport& r) {
-    std::vector<std::string> notes;
-    if (!r.complete) notes.push_back("The run was interrupted: some probes did not run.");
-    int host_timed = 0, noisy = 0, total = 0;
-    for (const auto& p : r.results)
-        for (const auto& m : p.measurements) {
-            if (m.timer == TimerKind::none) continue;
-            ++total;
-            host_timed += m.timer == TimerKind::host_steady_clock;
-            noisy += m.summary.cv > 0.10;
-        }
-    if (noisy)
-        notes.push_back(
-            fmt::format("{} of {} timed measurements vary by more than 10% between samples (cv): the "
-                        "machine was busy or its clocks moved.",
-                        noisy, total));
-    if (r.device && !r.device->profiling)
-        notes.push_back(
-            "The device cannot profile: kernel times come from the host clock and include launch overhead.");
-    for (const auto& f : r.findings)
-        if (f.id.rfind("trust.", 0) == 0) notes.push_back(f.title);
+    const auto notes = assess_trust(r);
     out += "<h2>Measurement trust</h2>\n";
-    if (notes.empty()) out += "<div class=\"good\">Nothing in this run lowers trust in its numbers.</div>\n";
+    bool any_warning = false;
     for (const auto& n : notes)
-        out += fmt::format("<div class=\"warn\">{}</div>\n", escape(n));
-    out += fmt::format("<p class=\"meta\">{} timed measurements, {} from the host clock.</p>\n", total, host_timed);
+        if (n.warning) {
+            out += fmt::format("<div class=\"warn\">{}</div>\n", escape(n.text));
+            any_warning = true;
+        }
+    if (!any_warning) out += "<div class=\"good\">Nothing in this run lowers trust in its numbers.</div>\n";
+    for (const auto& n : notes)
+        if (!n.warning) out += fmt::format("<p class=\"meta\">{}</p>\n", escape(n.text));
 }
 
 void findings(std::string& out, const RunReport& r) {

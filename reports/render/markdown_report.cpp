@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "rules/trust.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -36,6 +38,10 @@ std::string render_markdown(const RunReport& r, bool verbose) {
     out += fmt::format("- **Run**: {}, clprobe {}, {:.1f} s, options `{}`\n\n", r.created_at, r.tool_version,
                        r.wall_seconds, r.options.dump());
 
+    out += "## Measurement trust\n\n";
+    for (const auto& n : assess_trust(r))
+        out += fmt::format("- {}{}\n", n.warning ? "**Warning:** " : "", n.text);
+    out += "\n";
     out += "## Findings\n\n";
     if (r.findings.empty()) {
         out += "None: no rule found a gap larger than the measurement noise.\n\n";

@@ -1,8 +1,11 @@
 #include "render/text_report.hpp"
 
+
 #include <fmt/core.h>
 
 #include <map>
+
+#include "rules/trust.hpp"
 
 namespace clprobe {
 
@@ -36,6 +39,18 @@ std::string mib(std::uint64_t bytes) {
 
 std::string metric_name(const Measurement& m) {
     return m.labels.empty() ? m.metric : fmt::format("{}{{{}}}", m.metric, labels_to_string(m.labels));
+}
+
+// Warnings always; the notes that support the numbers only with --verbose.
+void render_trust(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {
+    out += p.bold("Measurement trust") + "\n";
+    bool any = false;
+    for (const auto& n : assess_trust(r)) {
+        if (!n.warning && !o.verbose) continue;
+        out += n.warning ? fmt::format("  {} {}\n", p.wrap("33", "!"), n.text) : fmt::format("  {}\n", p.dim(n.text));
+        any = any || n.warning;
+    }
+    if (!any) out += "  no condition of this run lowers trust in its numbers\n";
 }
 
 void render_findings(std::string& out, const RunReport& r, const Palette& p) {
@@ -86,6 +101,8 @@ void render_results(std::string& out, const RunReport& r, const TextOptions& o, 
 }  // namespace
 
 std::string format_measurement_value(const Measurement& m) {
+    // A fact (a count, a setting) has no spread worth printing.
+    if (m.timer == TimerKind::none && m.summary.n == 1) return fmt::format("{:>10.4g} {}", m.summary.median, m.unit);
     std::string timer = m.timer == TimerKind::host_steady_clock ? " host-timed" : "";
     return fmt::format("{:>10.4g} {:<8} ± {:4.1f}%  n={}{}", m.summary.median, m.unit, 100 * m.summary.cv, m.summary.n,
                        timer);
@@ -137,6 +154,8 @@ std::string render_text(const RunReport& r, const TextOptions& o) {
     std::string mode =
         r.options.contains("mode") && r.options["mode"].is_string() ? r.options["mode"].get<std::string>() : "?";
     out += fmt::format("run:    {} · mode {} · {:.1f} s\n\n", r.created_at, mode, r.wall_seconds);
+    render_trust(out, r, o, p);
+    out += "\n";
     render_findings(out, r, p);
     out += "\n";
     render_results(out, r, o, p);

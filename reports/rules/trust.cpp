@@ -1,0 +1,77 @@
+#include "rules/trust.hpp"
+
+#include <fmt/core.h>
+
+namespace clprobe {
+
+namespace {
+
+// Other processes' share of the CPUs above which timings of CPU devices and host work are
+// visibly affected; the same line the system layer's contention finding uses.
+constexpr double busy_percent = 10;
+constexpr double steal_percent = 2;
+// A loaded clock below 90% of the maximum means turbo/governor limits shaped the numbers.
+constexpr double clock_fraction = 0.9;
+// Samples vary by more than this: the median still stands, but small differences do not.
+constexpr double noisy_cv = 0.10;
+
+std::optional<double> median(const RunReport& r, std::string_view metric) {
+    const auto* m = find_measurement(r, metric);
+    return m ? std::optional<double>(m->summary.median) : std::nullopt;
+}
+
+}  // namespace
+
+std::vector<TrustNote> assess_trust(const RunReport& r) {
+    std::vector<TrustNote> notes;
+    if (!r.complete) notes.push_back({true, "The run was interrupted: only the probes that finished are reported."});
+
+    if (const auto others = median(r, "system.activity.others_cpu")) {
+        if (*others >= busy_percent)
+            notes.push_back({true, fmt::format("The machine was busy: other processes used {:.0f}% of the CPUs clprobe "
+                                               "may use during the run, so CPU-bound figures may be low by as much.",
+                                               *others)});
+        else
+            notes.push_back({false, fmt::format("Other processes used {:.1f}% of the CPUs during the run.", *others)});
+    } else {
+        notes.push_back({false, "The system layer did not run: clprobe cannot say whether the machine was busy."});
+    }
+    if (const auto steal = median(r, "system.activity.steal"); steal && *steal >= steal_percent)
+        notes.push_back({true, fmt::format("The hypervisor stole {:.1f}% of the CPU time during the run.", *steal)});
+    const auto loaded = median(r, "system.cpu.frequency.loaded"), max = median(r, "system.cpu.frequency.max");
+    if (loaded && max && *max > 0 && *loaded < clock_fraction * *max)
+        notes.push_back(
+            {true, fmt::format("CPU clocks ran at {:.0f} MHz under load, {:.0f}% of their {:.0f} MHz maximum "
+                               "(governor or thermal limits).",
+                               *loaded, 100 * *loaded / *max, *max)});
+
+    int timed = 0, noisy = 0, few = 0, host_timed = 0;
+    for (const auto& p : r.results)
+        for (const auto& m : p.measurements) {
+            if (m.timer == TimerKind::none) continue;
+            ++timed;
+            noisy += m.summary.cv > noisy_cv;
+            few += m.summary.n < 3;
+            host_timed += m.timer == TimerKind::host_steady_clock;
+        }
+    if (noisy)
+        notes.push_back({noisy * 5 > timed, fmt::format("{} of {} timed measurements vary by more than {:.0f}% between "
+                                                        "samples (cv): read small differences as noise.",
+                                                        noisy, timed, 100 * noisy_cv)});
+    if (few)
+        notes.push_back({false, fmt::format("{} measurements rest on fewer than 3 samples (slow variants cut by the "
+                                            "time budget, or cold builds).",
+                                            few)});
+    if (r.device && !r.device->profiling)
+        notes.push_back({true,
+                         "The device cannot profile commands: kernel and transfer times come from the host "
+                         "clock and include launch and synchronisation overhead."});
+    else if (host_timed)
+        notes.push_back({false, fmt::format("{} of {} timed measurements use the host clock by design (latencies, "
+                                            "builds, host work); the rest use device timestamps.",
+                                            host_timed, timed)});
+    if (timed) notes.push_back({false, "First launches (JIT compilation, page faults) are excluded by warm-up runs."});
+    return notes;
+}
+
+}  // namespace clprobe
