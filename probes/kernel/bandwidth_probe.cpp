@@ -125,13 +125,16 @@ class BandwidthProbe final : public Probe {
                     }
                     const double moved_bytes = static_cast<double>(access == Access::copy ? 2 * bytes : bytes);
                     sampler.add(
-                        [&q, &s, k, items, local](std::int64_t n) mutable {
-                            return time_commands(q, s.profiling(), n, [&] {
-                                cl::Event e;
-                                q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local),
-                                                       nullptr, &e);
-                                return e;
-                            });
+                        [&q, &s, k, items, local, name](std::int64_t n) mutable {
+                            return time_commands(
+                                q, s.profiling(), n,
+                                [&] {
+                                    cl::Event e;
+                                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local),
+                                                           nullptr, &e);
+                                    return e;
+                                },
+                                name);
                         },
                         moved_bytes);
                     // Checked now, while the buffers hold this variant's output.

@@ -122,13 +122,17 @@ class ComputeProbe final : public Probe {
             set_coefficients(k);
             const double flops_per_iteration = static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
             const std::size_t index = sampler.add(
-                [&q, &s, k, items, local](std::int64_t n) mutable {
+                [&q, &s, k, items, local, label = fmt::format("fma_v{} {}", w, traits_.name)](std::int64_t n) mutable {
                     k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
-                    return time_commands(q, s.profiling(), 1, [&] {
-                        cl::Event e;
-                        q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
-                        return e;
-                    });
+                    return time_commands(
+                        q, s.profiling(), 1,
+                        [&] {
+                            cl::Event e;
+                            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
+                                                   &e);
+                            return e;
+                        },
+                        label);
                 },
                 flops_per_iteration);
             flops.push_back(flops_per_iteration);

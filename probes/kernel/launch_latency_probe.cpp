@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "cl/cl_error.hpp"
+#include "cl/command_trace.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "kernel/kernel_probes.hpp"
@@ -69,6 +70,7 @@ class LaunchLatencyProbe final : public Probe {
                         enqueue(&e);
                         e.wait();
                         total += queued_to_start_seconds(e);
+                        CommandTrace::instance().record(e, "empty kernel");
                     }
                     return TimedBatch{total, TimerKind::device_profiling};
                 },

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cl/cl_error.hpp"
+#include "cl/command_trace.hpp"
 #include "core/stop_points.hpp"
 
 namespace clprobe {
@@ -27,7 +28,7 @@ double queued_to_start_seconds(const cl::Event& e) {
 }
 
 TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
-                         const std::function<cl::Event()>& enqueue_one) {
+                         const std::function<cl::Event()>& enqueue_one, std::string_view label) {
     std::vector<cl::Event> events;
     if (profiling) events.reserve(static_cast<std::size_t>(count));
     const auto start = std::chrono::steady_clock::now();
@@ -41,8 +42,11 @@ TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t c
     const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!profiling) return {host, TimerKind::host_steady_clock};
     double device = 0;
-    for (const auto& e : events)
+    auto& trace = CommandTrace::instance();
+    for (const auto& e : events) {
         device += command_seconds(e);
+        trace.record(e, label);
+    }
     // A driver that reports zero-length commands has no usable profiling: say so via the timer.
     if (device <= 0) return {host, TimerKind::host_steady_clock};
     return {device, TimerKind::device_profiling};

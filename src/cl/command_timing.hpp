@@ -3,6 +3,7 @@
 // host's steady clock around enqueue + finish. Each result says which timer it used.
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "cl/cl_api.hpp"
 #include "core/report.hpp"
@@ -21,7 +22,8 @@ double queued_to_start_seconds(const cl::Event& event);
 
 // Enqueues `count` commands with `enqueue_one` (which returns the command's event), waits for
 // them, and returns the sum of their device execution times, or the host time when not profiling.
+// `label` names the commands in the --trace timeline (e.g. the kernel).
 TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
-                         const std::function<cl::Event()>& enqueue_one);
+                         const std::function<cl::Event()>& enqueue_one, std::string_view label = {});
 
 }  // namespace clprobe

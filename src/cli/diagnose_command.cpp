@@ -9,6 +9,7 @@
 
 #include "builtin_probes.hpp"
 #include "cl/cl_error.hpp"
+#include "cl/command_trace.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -63,6 +64,7 @@ struct DiagnoseOptions {
     std::string json;
     std::string html;
     std::string save_topology;
+    std::string trace;
     std::string kernel_dir;
     bool no_cache = false;
     std::string topology_xml;
@@ -116,6 +118,8 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (!o.json.empty() && !json_stdout) check_output_path(o.json);
     if (!o.html.empty()) check_output_path(o.html);
     if (!o.save_topology.empty()) check_output_path(o.save_topology);
+    if (!o.trace.empty()) check_output_path(o.trace);
+    CommandTrace::instance().enable(!o.trace.empty());
 
     const SelectedDevice selected = select_device(o.device);
     // A device that cannot be opened (context or queue refused) does not stop the run: the layers
@@ -165,6 +169,11 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (!o.html.empty()) {
         write_file_atomically(o.html, render_html(report));
         Log::info("HTML report written to {}", o.html);
+    }
+    if (!o.trace.empty()) {
+        write_file_atomically(o.trace, CommandTrace::instance().to_json().dump() + "\n");
+        Log::info("timeline of {} commands written to {} (open it in Perfetto or chrome://tracing)",
+                  CommandTrace::instance().size(), o.trace);
     }
     if (!o.save_topology.empty()) {
         // With the sysfs link readings as clprobe.* attributes, so `--topology` on this file
@@ -217,6 +226,8 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     quick->excludes(full);
     cmd->add_option("--json", opts->json, "Also write the report as JSON to FILE ('-': JSON on stdout only)");
     cmd->add_option("--html", opts->html, "Also write a self-contained HTML report (charts inline) to FILE");
+    cmd->add_option("--trace", opts->trace,
+                    "Also write every timed OpenCL command as Chrome trace-event JSON (Perfetto, chrome://tracing)");
     cmd->add_option("--save-topology", opts->save_topology,
                     "Also save the analysed hwloc topology, with clprobe's PCIe link readings, as XML to FILE");
     cmd->add_option("--kernel-dir", opts->kernel_dir, "Load kernels from this folder instead of the embedded copies");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cl/cl_error.hpp"
+#include "cl/command_trace.hpp"
 #include "core/stop_points.hpp"
 
 namespace clprobe {
@@ -70,6 +71,7 @@ ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
         const DeadlineScope deadline(ctx.options.probe_timeout > 0 ? ctx.options.probe_timeout
                                                                    : probe_budget_for(ctx.options.mode));
         check_stop();
+        CommandTrace::instance().set_probe(r.id);
         probe.run(ctx, r);
         r.status = ProbeStatus::ok;
     } catch (const RunInterrupted& e) {

@@ -12,7 +12,8 @@ _report = {}
 
 def report():
     if not _report:
-        r = run("diagnose", "--layers", "kernel", "--quick", "--json", "-")
+        _report["trace"] = os.path.join(temp_dir(), "trace.json")
+        r = run("diagnose", "--layers", "kernel", "--quick", "--json", "-", "--trace", _report["trace"])
         expect(r.rc == 0, "diagnose --json - failed", r)
         _report["doc"] = load_json(r.stdout, r)
         _report["result"] = r
@@ -57,6 +58,24 @@ def test_kernel_ceilings_are_measured():
         expect(m["note"].startswith("best of"), f"{metric} does not say which variant")
     expect(doc["device"]["name"], "device context missing")
     expect(doc["options"]["mode"] == "quick" and doc["options"]["layers"] == ["kernel"], "options not recorded")
+
+
+def test_trace_holds_every_timed_command():
+    doc = report()
+    with open(_report["trace"]) as f:
+        trace = json.load(f)
+    runs = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["cat"] != "queue"]
+    expect(runs and trace["metadata"]["commands"] == len(runs), "trace commands do not match its metadata")
+    for e in runs[:200]:
+        a = e["args"]
+        expect(a["queued_ns"] <= a["submit_ns"] <= a["start_ns"] <= a["end_ns"], f"timestamps out of order: {e}")
+        expect(e["dur"] >= 0 and e["ts"] >= 0, f"negative time: {e}")
+    # Each probe that timed commands appears as its own process row, named by probe id.
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    ok_kernel_probes = {p["id"] for p in doc["results"] if p["status"] == "ok" and p["id"] != "kernel.build"}
+    expect(ok_kernel_probes <= names, f"probes missing from the trace: {ok_kernel_probes - names}")
+    labelled = {e["name"] for e in runs}
+    expect(any("copy" in n or "read" in n for n in labelled), f"bandwidth kernels not named: {sorted(labelled)[:10]}")
 
 
 def test_json_file_and_text_stdout():
