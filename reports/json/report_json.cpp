@@ -79,16 +79,24 @@ json finding_to_json(const Finding& f) {
                             {"value", e.value},
                             {"unit", e.unit},
                             {"expectation", e.expectation}});
-    return {{"id", f.id},
-            {"layer", f.layer},
-            {"severity", to_string(f.severity)},
-            {"title", f.title},
-            {"evidence", evidence},
-            {"suggestion", f.suggestion},
-            {"estimated_gain", f.estimated_gain ? json(*f.estimated_gain) : json(nullptr)},
-            {"gain_basis", f.gain_basis},
-            {"confidence", f.confidence},
-            {"rank", f.rank}};
+    json out = {{"id", f.id},
+                {"layer", f.layer},
+                {"severity", to_string(f.severity)},
+                {"title", f.title},
+                {"evidence", evidence},
+                {"suggestion", f.suggestion},
+                {"estimated_gain", f.estimated_gain ? json(*f.estimated_gain) : json(nullptr)},
+                {"gain_basis", f.gain_basis},
+                {"confidence", f.confidence},
+                {"rank", f.rank}};
+    // Optional, as "note" is for measurements: only findings ranked by a pipeline share carry it.
+    if (f.target)
+        out["target"] = {
+            {"pipeline", f.target->pipeline},
+            {"stage", f.target->stage},
+            {"stage_gain", f.target->stage_gain},
+            {"pipeline_share", f.target->pipeline_share ? json(*f.target->pipeline_share) : json(nullptr)}};
+    return out;
 }
 
 }  // namespace
@@ -323,6 +331,22 @@ Finding read_finding(const Field& f) {
     out.gain_basis = f.at("gain_basis").str();
     out.confidence = f.at("confidence").number();
     if (out.confidence < 0 || out.confidence > 1) f.at("confidence").fail("expected a value between 0 and 1");
+    // "target" arrived after the first reports; their absence is not an error.
+    if (f.has("target") && !f.at("target").raw().is_null()) {
+        const Field t = f.at("target");
+        GainTarget target;
+        target.pipeline = t.at("pipeline").str();
+        target.stage = t.at("stage").str();
+        target.stage_gain = t.at("stage_gain").number();
+        if (target.stage_gain < 0 || target.stage_gain > 1)
+            t.at("stage_gain").fail("expected a fraction between 0 and 1");
+        if (t.has("pipeline_share") && !t.at("pipeline_share").raw().is_null()) {
+            const double share = t.at("pipeline_share").number();
+            if (share < 0 || share > 1) t.at("pipeline_share").fail("expected a fraction between 0 and 1");
+            target.pipeline_share = share;
+        }
+        out.target = std::move(target);
+    }
     out.rank = f.at("rank").integer<int>(0);
     return out;
 }

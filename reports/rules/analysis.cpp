@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rules/kernel_rules.hpp"
+#include "rules/pipeline.hpp"
 #include "rules/system_rules.hpp"
 #include "rules/topology_rules.hpp"
 
@@ -40,6 +41,7 @@ void analyze(RunReport& report, const std::vector<Rule>& rules) {
         else if (outcome.not_evaluated)
             report.rules_not_evaluated.push_back({rule.id, *outcome.not_evaluated});
     }
+    apply_pipeline_shares(report, report.findings);
     rank_findings(report.findings);
 }
 

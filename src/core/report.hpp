@@ -58,6 +58,15 @@ struct Evidence {
     std::string expectation;  // what good looks like on this machine
 };
 
+// The pipeline stage a finding's fix speeds up, and by how much on that stage alone; the analysis
+// turns it into a share of the pipeline's measured time (reports/rules/pipeline.hpp).
+struct GainTarget {
+    std::string pipeline;                  // e.g. "glm.pipeline"; "" = the first measured pipeline that has the stage
+    std::string stage;                     // e.g. "upload"
+    double stage_gain = 0;                 // fraction of the stage's time saved, 0..1
+    std::optional<double> pipeline_share;  // the stage's share of the pipeline, once applied
+};
+
 struct Finding {
     std::string id;  // stable dotted id documented in docs/findings.md
     std::string layer;
@@ -68,6 +77,7 @@ struct Finding {
     std::optional<double> estimated_gain;  // fraction of the pipeline's time saved, 0..1
     std::string gain_basis;                // what the gain was computed from
     double confidence = 0;                 // 0..1, lowered by measurement noise
+    std::optional<GainTarget> target;      // set by rules whose gain is a share of a pipeline stage
     int rank = 0;                          // 1 = most important
 };
 

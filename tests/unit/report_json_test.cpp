@@ -109,6 +109,7 @@ RunReport sample_report() {
     quantified.gain_basis = "time saved by a memory-bound kernel";
     quantified.confidence = 0.9375;
     quantified.rank = 1;
+    quantified.target = GainTarget{"glm.pipeline", "compute", 0.5, 0.25};
     r.findings.push_back(quantified);
 
     Finding unquantified;
@@ -233,6 +234,13 @@ void check_same_report(const RunReport& a, const RunReport& b) {
         CHECK(fa.suggestion == fb.suggestion);
         CHECK(fa.estimated_gain == fb.estimated_gain);
         CHECK(fa.gain_basis == fb.gain_basis);
+        REQUIRE(fa.target.has_value() == fb.target.has_value());
+        if (fa.target) {
+            CHECK(fa.target->pipeline == fb.target->pipeline);
+            CHECK(fa.target->stage == fb.target->stage);
+            CHECK(fa.target->stage_gain == fb.target->stage_gain);
+            CHECK(fa.target->pipeline_share == fb.target->pipeline_share);
+        }
         CHECK(fa.confidence == fb.confidence);
         CHECK(fa.rank == fb.rank);
         REQUIRE(fa.evidence.size() == fb.evidence.size());
@@ -378,7 +386,10 @@ TEST_CASE("report JSON: writer emits exactly the fields of docs/report.schema.js
     CHECK(keys_of(j.at("device")) == required_of(defs.at("device")));
     CHECK(keys_of(j.at("results")[0]) == required_of(defs.at("probe_result")));
     CHECK(keys_of(j.at("results")[0].at("measurements")[0].at("summary")) == required_of(defs.at("summary")));
-    CHECK(keys_of(j.at("findings")[0]) == required_of(defs.at("finding")));
+    CHECK(keys_of(j.at("findings")[1]) == required_of(defs.at("finding")));
+    auto finding_keys = required_of(defs.at("finding"));
+    finding_keys.insert("target");  // optional: only on findings with a pipeline stage
+    CHECK(keys_of(j.at("findings")[0]) == finding_keys);
     CHECK(keys_of(j.at("findings")[0].at("evidence")[0]) == required_of(defs.at("evidence")));
     CHECK(keys_of(j.at("rules_not_evaluated")[0]) == required_of(defs.at("skipped_rule")));
     auto measurement_keys = required_of(defs.at("measurement"));
