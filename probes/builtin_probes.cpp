@@ -1,8 +1,11 @@
 #include "builtin_probes.hpp"
 
+#include "attention/attention_probes.hpp"
+#include "glm/glm_probes.hpp"
 #include "kernel/kernel_probes.hpp"
 #include "system/system_probes.hpp"
 #include "topology/topology_probes.hpp"
+#include "transfer/transfer_probes.hpp"
 
 namespace clprobe {
 
@@ -23,6 +26,24 @@ ProbeList make_builtin_probes() {
     probes.push_back(make_compute_probe(Precision::fp32));
     probes.push_back(make_compute_probe(Precision::fp64));
     probes.push_back(make_compute_probe(Precision::fp16));
+    // transfer layer: after the ceilings, so a CPU device's copies can be held against
+    // kernel.peak.bandwidth when the system layer's host.memory.bandwidth is absent.
+    probes.push_back(make_transfer_bandwidth_probe());
+    probes.push_back(make_transfer_latency_probe());
+    probes.push_back(make_transfer_overlap_probe());
+    probes.push_back(make_transfer_numa_probe());
+    // glm workload: after the ceilings, whose kernel.peak.bandwidth its roofline fractions use.
+    probes.push_back(make_glm_gradient_probe());
+    probes.push_back(make_glm_fit_probe());
+    probes.push_back(make_glm_host_blas_probe());
+    probes.push_back(make_glm_pipeline_probe());
+    // attention workload: after the ceilings, which its roofline fractions are read against.
+    probes.push_back(make_attention_prefill_probe());
+    probes.push_back(make_attention_decode_probe());
+    probes.push_back(make_attention_decode_fp16_probe());
+    probes.push_back(make_attention_batching_probe());
+    probes.push_back(make_attention_host_blas_probe());
+    probes.push_back(make_attention_step_probe());
     // Last: reads the activity monitor, so its window covers every probe above.
     probes.push_back(make_activity_probe());
     return probes;

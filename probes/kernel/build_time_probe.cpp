@@ -22,6 +22,8 @@ class BuildTimeProbe final : public Probe {
     std::string id() const override { return "kernel.build"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Program build time"; }
+    // Cold builds run the device compiler (about a second per program on PoCL).
+    double expected_seconds(RunMode mode) const override { return 2.5 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         KernelLibrary& lib = ctx.device->kernels();

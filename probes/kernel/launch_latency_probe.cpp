@@ -21,6 +21,8 @@ class LaunchLatencyProbe final : public Probe {
     std::string id() const override { return "kernel.launch"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Kernel launch latency"; }
+    // Thousands of empty launches.
+    double expected_seconds(RunMode mode) const override { return 1.4 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <csignal>
 #include <memory>
+#include <optional>
 
 #include "builtin_probes.hpp"
 #include "cl/cl_error.hpp"
@@ -15,6 +16,7 @@
 #include "cli/exit_codes.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
+#include "core/run_eta.hpp"
 #include "core/stop_points.hpp"
 #include "core/version.hpp"
 #include "json/report_json.hpp"
@@ -143,10 +145,22 @@ int run_diagnose(const DiagnoseOptions& o) {
 
     const bool progress = !o.quiet && ::isatty(STDERR_FILENO);
     RunnerHooks hooks;
+    std::optional<RunEta> eta;
+    std::size_t current = 0;
+    hooks.on_plan = [&](const std::vector<const Probe*>& plan) {
+        std::vector<double> expected;
+        for (const Probe* p : plan)
+            expected.push_back(p->expected_seconds(run.mode));
+        eta.emplace(std::move(expected));
+    };
     hooks.on_start = [&](const Probe& p, std::size_t i, std::size_t n) {
-        if (progress) fmt::print(stderr, "[{}/{}] {}: {}...\n", i + 1, n, p.id(), p.title());
+        current = i;
+        if (progress)
+            fmt::print(stderr, "[{}/{}] {} layer · {}: {}... ({} left)\n", i + 1, n, p.layer(), p.id(), p.title(),
+                       duration_text(eta ? eta->seconds_left(i) : 0));
     };
     hooks.on_finish = [&](const ProbeResult& r) {
+        if (eta) eta->finished(current, r.wall_seconds);
         if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
     };
     // Sampling host activity from the start is what lets the system layer speak about the whole run.

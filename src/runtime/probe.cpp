@@ -51,6 +51,25 @@ double probe_budget_for(RunMode mode) {
     }
 }
 
+double mode_time_factor(RunMode mode) {
+    switch (mode) {
+        case RunMode::quick:
+            return 0.35;
+        case RunMode::standard:
+            return 1.0;
+        case RunMode::full:
+            return 4.0;
+    }
+    return 1.0;
+}
+
+double Probe::expected_seconds(RunMode mode) const {
+    // Facts from /proc, sysfs and hwloc take milliseconds; measuring probes take seconds.
+    const std::string l = layer();
+    const double standard = (l == "system" || l == "topology") ? 0.05 : 3.0;
+    return standard * mode_time_factor(mode);
+}
+
 SamplerConfig ceiling_sampler_for(RunMode mode) {
     SamplerConfig c = sampler_for(mode);
     c.best_of = mode == RunMode::quick ? 2 : 3;

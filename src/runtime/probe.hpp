@@ -44,6 +44,12 @@ struct RunOptions {
         std::uint32_t kv_len = 0;    // --attn-kv-len: KV-cache length for decode
         bool causal = false;         // --attn-causal
     } attention;
+    // Transfer layer sweep bounds in bytes; 0: the mode's default (4 KiB up to 256 MiB). Sizes
+    // beyond what the device and host can hold are reported as skipped, with the reason.
+    struct TransferShape {
+        std::uint64_t min_bytes = 0;
+        std::uint64_t max_bytes = 0;
+    } transfer;
 };
 
 // The workloads `--workloads` accepts.
@@ -52,6 +58,9 @@ const std::vector<std::string>& known_workloads();
 // How long one probe may run before it ends as an error: generous (several times a normal
 // probe's time) so only a hung or pathologically slow device trips it.
 double probe_budget_for(RunMode mode);
+
+// How much longer than a default run a probe takes in `mode` (quick is about a third).
+double mode_time_factor(RunMode mode);
 
 // Sampling effort per mode: quick keeps `diagnose --quick` inside seconds, full trades time for
 // tighter confidence intervals.
@@ -96,6 +105,9 @@ class Probe {
     // The workload this probe measures ("glm", "attention"), or "" for layer probes; --workloads
     // selects among them.
     virtual std::string workload() const { return {}; }
+    // How long the probe usually takes in `mode` on a small machine (2 cores, PoCL), for the
+    // progress line's time-left estimate only; the default is by layer.
+    virtual double expected_seconds(RunMode mode) const;
     // Fills out.measurements and out.attributes; throws to end in another status.
     virtual void run(ProbeContext& ctx, ProbeResult& out) = 0;
 };

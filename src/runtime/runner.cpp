@@ -123,6 +123,7 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
         if (chosen(options.layers, p->layer()) && (p->workload().empty() || chosen(options.workloads, p->workload())))
             selected.push_back(p.get());
 
+    if (hooks.on_plan) hooks.on_plan(std::vector<const Probe*>(selected.begin(), selected.end()));
     for (std::size_t i = 0; i < selected.size(); ++i) {
         if (interrupt_requested()) {
             ProbeResult r;

@@ -20,6 +20,8 @@ std::vector<std::string> parse_choices(const std::string& list, const std::vecto
 std::vector<std::string> parse_layers(const std::string& list);
 
 struct RunnerHooks {
+    // The probes that will run, in order, before the first starts.
+    std::function<void(const std::vector<const Probe*>&)> on_plan;
     std::function<void(const Probe&, std::size_t index, std::size_t total)> on_start;
     std::function<void(const ProbeResult&)> on_finish;
 };

@@ -105,15 +105,21 @@ def test_unwritable_json_path_fails_before_running():
     expect(os.listdir(d) == [], f"files left behind: {os.listdir(d)}")
 
 
-def test_layers_without_probes_are_reported_skipped():
+def test_transfer_layer_runs():
     r = run("diagnose", "--layers", "transfer", "--quick", "--json", "-")
     expect(r.rc == 0, "diagnose --layers transfer failed", r)
     doc = load_json(r.stdout, r)
-    expect([(p["id"], p["status"]) for p in doc["results"]] == [("transfer.layer", "skipped")],
-           "transfer layer not reported as skipped", r)
+    statuses = {p["id"]: p["status"] for p in doc["results"]}
+    expect(list(statuses) == ["transfer.bandwidth", "transfer.latency", "transfer.overlap", "transfer.numa"],
+           f"transfer probes: {statuses}", r)
+    expect(all(s in ("ok", "unsupported") for s in statuses.values()), f"transfer statuses: {statuses}", r)
+    headlines = {m["metric"] for p in doc["results"] for m in p["measurements"] if not m["labels"]}
+    for metric in ("transfer.h2d.pageable.bandwidth", "transfer.h2d.pinned.bandwidth", "transfer.d2h.pinned.bandwidth",
+                   "transfer.d2d.bandwidth", "transfer.h2d.latency", "transfer.overlap.efficiency"):
+        expect(metric in headlines, f"headline {metric} missing", r)
 
 
 if __name__ == "__main__":
     main([test_json_stdout_is_only_json, test_report_validates_against_schema, test_kernel_ceilings_are_measured,
           test_json_file_and_text_stdout, test_unwritable_json_path_fails_before_running,
-          test_layers_without_probes_are_reported_skipped])
+          test_transfer_layer_runs])

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "cl/cl_error.hpp"
@@ -14,6 +15,8 @@
 #include "cl/device_query.hpp"
 #include "cl/device_session.hpp"
 #include "cl/kernel_sources.hpp"
+#include "glm/glm_device.hpp"
+#include "runtime/probe.hpp"
 
 using namespace clprobe;
 
@@ -72,6 +75,132 @@ void compute_kernels(DeviceSession& s, const char* options, std::size_t element_
     }
 }
 
+// The attention kernels at head_dim 8 (one float8), 11 tokens (not a whole number of 4-row or
+// 8-key tiles), two sequence-heads; decode over 13 cached keys, one group per head and split in 2.
+void attention_kernels(DeviceSession& s) {
+    constexpr cl_uint d = 8, seq = 11, bh = 2, kv = 13, tq = 4, tk = 8, wg = 4, splits = 2;
+    const std::string options = "-D HEAD_DIM=8 -D KV_GROUP=8";
+    auto filled = [&](std::size_t n, float v) {
+        std::vector<float> x(n);
+        for (std::size_t i = 0; i < n; ++i)
+            x[i] = v * static_cast<float>((i % 7) + 1) / 7.0f;
+        return cl::Buffer(s.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(float), x.data());
+    };
+    const std::size_t n = std::size_t{bh} * seq * d;
+    cl::Buffer q = filled(n, 0.5f), k = filled(n, -0.25f), v = filled(n, 1.0f), o = filled(n, 0.0f);
+    cl::Buffer scores = filled(std::size_t{bh} * seq * seq, 0.0f);
+    const float scale = 0.35f;
+    for (cl_uint causal : {0u, 1u}) {
+        cl::Kernel sc = s.kernels().kernel("attention/attention.cl", "attn_scores", options);
+        sc.setArg(0, q), sc.setArg(1, k), sc.setArg(2, scores), sc.setArg(3, seq), sc.setArg(4, scale);
+        sc.setArg(5, causal);
+        s.queue().enqueueNDRangeKernel(sc, cl::NullRange, cl::NDRange(seq, seq, bh), cl::NullRange);
+        cl::Kernel sm = s.kernels().kernel("attention/attention.cl", "attn_softmax", options);
+        sm.setArg(0, scores), sm.setArg(1, seq), sm.setArg(2, seq * bh);
+        run(s, sm, seq * bh, 1);
+        cl::Kernel pv = s.kernels().kernel("attention/attention.cl", "attn_pv", options);
+        pv.setArg(0, scores), pv.setArg(1, v), pv.setArg(2, o), pv.setArg(3, seq);
+        s.queue().enqueueNDRangeKernel(pv, cl::NullRange, cl::NDRange(d, seq, bh), cl::NullRange);
+        s.queue().finish();
+
+        const std::vector<cl_uint> starts_h{0, seq}, lens_h{seq, seq - 4};
+        cl::Buffer starts(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 8, const_cast<cl_uint*>(starts_h.data()));
+        cl::Buffer lens(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 8, const_cast<cl_uint*>(lens_h.data()));
+        cl::Kernel f = s.kernels().kernel("attention/attention.cl", "attn_fused", options);
+        f.setArg(0, q), f.setArg(1, k), f.setArg(2, v), f.setArg(3, o), f.setArg(4, starts), f.setArg(5, lens);
+        f.setArg(6, seq), f.setArg(7, scale), f.setArg(8, causal), f.setArg(9, cl::Local(tk * d * 4));
+        f.setArg(10, cl::Local(tk * d * 4)), f.setArg(11, tk);
+        s.queue().enqueueNDRangeKernel(f, cl::NullRange, cl::NDRange(12, bh), cl::NDRange(tq, 1));
+        s.queue().finish();
+    }
+
+    const std::size_t cache = std::size_t{bh} * kv * d;
+    cl::Buffer kc = filled(cache, 0.5f), vc = filled(cache, -1.0f), scales = filled(cache / 8, 0.01f);
+    std::vector<cl_char> i8(cache);
+    for (std::size_t i = 0; i < cache; ++i)
+        i8[i] = static_cast<cl_char>(static_cast<int>(i % 255) - 127);
+    cl::Buffer kq(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, cache, i8.data());
+    cl::Buffer vq(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, cache, i8.data());
+    cl::Buffer qd = filled(std::size_t{bh} * d, 0.3f), od = filled(std::size_t{bh} * d, 0.0f);
+    cl::Buffer part = filled(std::size_t{bh} * splits * (d + 2), 0.0f);
+    for (const char* name : {"attn_decode_f32", "attn_decode_i8"})
+        for (cl_uint n : {1u, splits}) {
+            const bool int8 = std::string(name) == "attn_decode_i8";
+            cl::Kernel dk = s.kernels().kernel("attention/attention.cl", name, options);
+            dk.setArg(0, qd), dk.setArg(1, int8 ? kq : kc), dk.setArg(2, int8 ? vq : vc), dk.setArg(3, scales);
+            dk.setArg(4, scales), dk.setArg(5, od), dk.setArg(6, part), dk.setArg(7, kv), dk.setArg(8, (kv + n - 1) / n);
+            dk.setArg(9, scale), dk.setArg(10, cl::Local(wg * (d + 2) * 4));
+            s.queue().enqueueNDRangeKernel(dk, cl::NullRange, cl::NDRange(wg * n, bh), cl::NDRange(wg, 1));
+            if (n > 1) {
+                cl::Kernel m = s.kernels().kernel("attention/attention.cl", "attn_decode_merge", options);
+                m.setArg(0, part), m.setArg(1, od), m.setArg(2, n);
+                s.queue().enqueueNDRangeKernel(m, cl::NullRange, cl::NDRange(d, bh), cl::NullRange);
+            }
+            s.queue().finish();
+        }
+}
+
+// The transfer layer's overlap kernel on 8 elements, a few rounds.
+void transfer_kernels(DeviceSession& s) {
+    constexpr std::size_t n = 8;
+    std::vector<float> init(n, 1.0f);
+    cl::Buffer in(s.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(float), init.data());
+    cl::Buffer out(s.context(), CL_MEM_READ_WRITE, n * sizeof(float));
+    cl::Kernel k = s.kernels().kernel("transfer/overlap.cl", "chain");
+    k.setArg(0, in), k.setArg(1, out), k.setArg(2, cl_uint{3}), k.setArg(3, 1.0f), k.setArg(4, 0.5f);
+    run(s, k, n, 4);
+}
+
+// The GLM kernels through the probes' own launch code (probes/glm/glm_device), so the host
+// contract checked here is the one the probes use: 37 rows (not a multiple of any work-group or
+// vector width), p = 5 and p = 1, work-groups of 4; every variant, the CSR kernel and a Newton pass.
+void glm_kernels(DeviceSession& s) {
+    using namespace glm;
+    for (std::uint32_t p : {5u, 1u}) {
+        const Dataset d = make_dataset(37, p, Family::logistic, 3);
+        const auto beta = evaluation_beta(d);
+        const std::size_t groups = gradient_groups(s.info());
+        const CsrMatrix m = make_csr(37, p, 0.4, 3);
+        DeviceData csr = upload_csr(s, m, d.y, false, beta, groups);
+        for (bool fp64 : {false, true}) {
+            if (fp64 && !s.info().fp64) continue;
+            DeviceData row = upload_dense(s, d, Layout::row, fp64, beta, groups);
+            DeviceData col = upload_dense(s, d, Layout::col, fp64, beta, groups);
+            for (Layout layout : {Layout::row, Layout::col})
+                for (int w : {1, 2, 4, 8, 16})
+                    for (int variant = 0; variant < 3; ++variant) {
+                        GradientVariant v;
+                        v.layout = layout;
+                        v.vector = w;
+                        v.wg = 4;
+                        v.fp64 = fp64;
+                        v.passes = variant == 1 ? 2 : 1;
+                        v.reduction = variant == 2 ? Reduction::atomic : Reduction::local;
+                        if (fp64 && v.reduction == Reduction::atomic && w != 8) continue;
+                        try {
+                            auto launches = gradient_launches(s, layout == Layout::row ? row : col, v,
+                                                              Family::logistic, 1.0 / 37, 1e-4);
+                            enqueue_launches(s.queue(), launches);
+                            s.queue().finish();
+                        } catch (const ProbeUnsupported&) {  // e.g. no 64-bit atomics
+                        }
+                    }
+            if (!fp64) {
+                GradientVariant v;
+                v.format = Format::csr;
+                v.wg = 4;
+                auto launches = gradient_launches(s, csr, v, Family::poisson, 1.0 / 37, 1e-4);
+                enqueue_launches(s.queue(), launches);
+                s.queue().finish();
+            }
+            NewtonPass pass(s, row, Family::poisson);
+            pass.enqueue();
+            s.queue().finish();
+            pass.read_sums();
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -91,7 +220,10 @@ int main() {
         run(s, empty, 1, 1);
         bandwidth_kernels(s);
         compute_kernels(s, "-D REAL=float", 4);
+        glm_kernels(s);
         if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
+        transfer_kernels(s);
+        attention_kernels(s);
         std::printf("kernel_hygiene: every kernel ran\n");
         return 0;
     } catch (const std::exception& e) {

@@ -1,0 +1,274 @@
+#include "attention/attention_device.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "attention/attention_math.hpp"
+#include "attention/kv_quant.hpp"
+#include "cl/cl_error.hpp"
+#include "cl/command_trace.hpp"
+#include "cl/device_session.hpp"
+#include "common/probe_support.hpp"
+#include "core/stop_points.hpp"
+#include "runtime/probe.hpp"
+
+namespace clprobe::attention {
+
+namespace {
+constexpr const char* kernel_file = "attention/attention.cl";
+
+std::size_t round_up(std::size_t n, std::size_t to) {
+    return (n + to - 1) / to * to;
+}
+}  // namespace
+
+std::string program_options(std::uint32_t head_dim) {
+    return fmt::format("-D HEAD_DIM={} -D KV_GROUP={}", head_dim, kv_group_for(head_dim));
+}
+
+const cl::Program& attention_program(DeviceSession& s, std::uint32_t head_dim) {
+    if (head_dim == 0 || head_dim % 8 != 0)
+        throw ProbeUnsupported(fmt::format("head_dim {} is not a multiple of 8 (the kernels use float8)", head_dim));
+    return s.kernels().program(kernel_file, program_options(head_dim)).program;
+}
+
+const cl::Program& fp16_program(DeviceSession& s, std::uint32_t head_dim) {
+    try {
+        return s.kernels().program(kernel_file, program_options(head_dim) + " -D ATTN_FP16").program;
+    } catch (const ClError& e) {
+        throw ProbeUnsupported(fmt::format("fp16: {} a kernel using half8 with cl_khr_fp16 enabled does not build ({})",
+                                           s.info().fp16 ? "cl_khr_fp16 is advertised but" : "cl_khr_fp16 is not advertised and",
+                                           e.what()));
+    }
+}
+
+std::uint32_t PrefillProblem::longest() const {
+    return lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
+}
+
+double PrefillProblem::flops() const {
+    double f = 0;
+    for (auto len : lens)
+        f += prefill_flops(len, head_dim, causal);
+    return f;
+}
+
+double PrefillProblem::scale() const {
+    return 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+namespace {
+void fill_values(PrefillProblem& p, std::uint64_t seed) {
+    const std::size_t n = p.rows * p.head_dim;
+    p.q = random_values(n, seed);
+    p.k = random_values(n, seed + 1);
+    p.v = random_values(n, seed + 2);
+}
+}  // namespace
+
+PrefillProblem uniform_problem(std::uint32_t batch, std::uint32_t heads, std::uint32_t seq, std::uint32_t head_dim,
+                               bool causal, std::uint64_t seed) {
+    PrefillProblem p;
+    p.head_dim = head_dim;
+    p.causal = causal;
+    for (std::uint32_t bh = 0; bh < batch * heads; ++bh) {
+        p.starts.push_back(bh * seq);
+        p.lens.push_back(seq);
+    }
+    p.rows = std::size_t{batch} * heads * seq;
+    fill_values(p, seed);
+    return p;
+}
+
+PrefillProblem packed_problem(const std::vector<std::uint32_t>& lengths, std::uint32_t heads, std::uint32_t head_dim,
+                              bool causal, std::uint64_t seed, std::uint32_t block_rows) {
+    PrefillProblem p;
+    p.head_dim = head_dim;
+    p.causal = causal;
+    for (auto len : lengths)
+        for (std::uint32_t h = 0; h < heads; ++h) {
+            p.starts.push_back(static_cast<std::uint32_t>(p.rows));
+            p.lens.push_back(len);
+            p.rows += std::max(len, block_rows);
+        }
+    fill_values(p, seed);
+    return p;
+}
+
+DeviceTensors upload(DeviceSession& s, const PrefillProblem& p) {
+    const std::size_t bytes = p.q.size() * sizeof(float);
+    DeviceTensors t;
+    t.q = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
+    t.k = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
+    t.v = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
+    t.o = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
+    s.queue().enqueueWriteBuffer(t.q, CL_FALSE, 0, bytes, p.q.data());
+    s.queue().enqueueWriteBuffer(t.k, CL_FALSE, 0, bytes, p.k.data());
+    s.queue().enqueueWriteBuffer(t.v, CL_TRUE, 0, bytes, p.v.data());
+    return t;
+}
+
+HeadSet make_head_set(DeviceSession& s, const PrefillProblem& p, const std::vector<std::uint32_t>& members,
+                      std::uint32_t pad_to) {
+    HeadSet h;
+    std::vector<std::uint32_t> starts, lens;
+    for (auto m : members) {
+        starts.push_back(p.starts.at(m));
+        lens.push_back(p.lens.at(m));
+        h.extent = std::max({h.extent, p.lens[m], pad_to});
+    }
+    h.count = static_cast<std::uint32_t>(members.size());
+    h.pad_to = pad_to;
+    const std::size_t bytes = std::max<std::size_t>(1, members.size()) * sizeof(std::uint32_t);
+    h.starts = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
+    h.lens = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
+    if (!members.empty()) {
+        s.queue().enqueueWriteBuffer(h.starts, CL_FALSE, 0, bytes, starts.data());
+        s.queue().enqueueWriteBuffer(h.lens, CL_TRUE, 0, bytes, lens.data());
+    }
+    return h;
+}
+
+std::string FusedTile::label() const {
+    return fmt::format("{}x{}", rows, keys);
+}
+
+std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep) {
+    // 32 query rows by 64 keys is the default (K and V stages of 16 KiB at head_dim 64, inside a
+    // CPU core's L1+L2 and a GPU's 32-64 KiB of local memory); the sweep brackets it.
+    const std::vector<FusedTile> wanted = sweep ? std::vector<FusedTile>{{16, 32}, {32, 64}, {64, 64}, {32, 128}}
+                                                : std::vector<FusedTile>{{32, 64}};
+    std::vector<FusedTile> out;
+    for (const auto& t : wanted) {
+        const std::uint64_t local = 2ull * t.keys * head_dim * sizeof(float);
+        if (info.local_mem_bytes && local > info.local_mem_bytes) continue;
+        if (info.max_work_group_size && t.rows > info.max_work_group_size) continue;
+        out.push_back(t);
+    }
+    if (out.empty()) {  // a tiny device: the smallest tile that fits, or nothing
+        for (std::uint32_t keys = 32; keys >= 8; keys /= 2) {
+            const std::uint32_t rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(16, info.max_work_group_size));
+            if (rows && (!info.local_mem_bytes || 2ull * keys * head_dim * 4 <= info.local_mem_bytes)) {
+                out.push_back({rows, keys});
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+cl::Event enqueue_fused(cl::CommandQueue& q, cl::Kernel& k, const DeviceTensors& t, const HeadSet& heads,
+                        const PrefillProblem& p, FusedTile tile) {
+    const std::size_t stage_bytes = std::size_t{tile.keys} * p.head_dim * sizeof(float);
+    k.setArg(0, t.q);
+    k.setArg(1, t.k);
+    k.setArg(2, t.v);
+    k.setArg(3, t.o);
+    k.setArg(4, heads.starts);
+    k.setArg(5, heads.lens);
+    k.setArg(6, static_cast<cl_uint>(heads.pad_to));
+    k.setArg(7, static_cast<cl_float>(p.scale()));
+    k.setArg(8, static_cast<cl_uint>(p.causal));
+    k.setArg(9, cl::Local(stage_bytes));
+    k.setArg(10, cl::Local(stage_bytes));
+    k.setArg(11, static_cast<cl_uint>(tile.keys));
+    cl::Event e;
+    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(round_up(heads.extent, tile.rows), heads.count),
+                           cl::NDRange(tile.rows, 1), nullptr, &e);
+    return e;
+}
+
+UnfusedKernels make_unfused(DeviceSession& s, const PrefillProblem& p) {
+    const cl::Program& program = attention_program(s, p.head_dim);
+    UnfusedKernels u{cl::Kernel(program, "attn_scores"), cl::Kernel(program, "attn_softmax"),
+                     cl::Kernel(program, "attn_pv"), {}};
+    const std::size_t seq = p.longest();
+    u.s = make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{p.heads()} * seq * seq * sizeof(float));
+    return u;
+}
+
+double score_matrix_traffic(const PrefillProblem& p) {
+    const double seq = p.longest();
+    return 4.0 * p.heads() * seq * seq * sizeof(float);
+}
+
+void enqueue_unfused(cl::CommandQueue& q, UnfusedKernels& u, const DeviceTensors& t, const PrefillProblem& p,
+                     std::vector<cl::Event>& events) {
+    const cl_uint seq = p.longest();
+    const cl_uint bh = p.heads();
+    u.scores.setArg(0, t.q);
+    u.scores.setArg(1, t.k);
+    u.scores.setArg(2, u.s);
+    u.scores.setArg(3, seq);
+    u.scores.setArg(4, static_cast<cl_float>(p.scale()));
+    u.scores.setArg(5, static_cast<cl_uint>(p.causal));
+    u.softmax.setArg(0, u.s);
+    u.softmax.setArg(1, seq);
+    u.softmax.setArg(2, seq * bh);
+    u.pv.setArg(0, u.s);
+    u.pv.setArg(1, t.v);
+    u.pv.setArg(2, t.o);
+    u.pv.setArg(3, seq);
+    cl::Event e1, e2, e3;
+    // Global sizes only (the driver picks the groups), as a first version usually does.
+    q.enqueueNDRangeKernel(u.scores, cl::NullRange, cl::NDRange(seq, seq, bh), cl::NullRange, nullptr, &e1);
+    q.enqueueNDRangeKernel(u.softmax, cl::NullRange, cl::NDRange(std::size_t{seq} * bh), cl::NullRange, nullptr, &e2);
+    q.enqueueNDRangeKernel(u.pv, cl::NullRange, cl::NDRange(p.head_dim, seq, bh), cl::NullRange, nullptr, &e3);
+    events.push_back(e1);
+    events.push_back(e2);
+    events.push_back(e3);
+}
+
+TimedBatch time_steps(cl::CommandQueue& q, bool profiling, std::int64_t iterations,
+                      const std::function<void(std::vector<cl::Event>&)>& enqueue, std::string_view label) {
+    std::vector<cl::Event> events;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < iterations; ++i) {
+        if (i % 16 == 0) check_stop();
+        enqueue(events);
+        if (!profiling) events.clear();
+    }
+    cl_check(clFinish(q()), "clFinish");
+    const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!profiling) return {host, TimerKind::host_steady_clock};
+    double device = 0;
+    for (const auto& e : events) {
+        device += command_seconds(e);
+        CommandTrace::instance().record(e, label);
+    }
+    if (device <= 0) return {host, TimerKind::host_steady_clock};
+    return {device, TimerKind::device_profiling};
+}
+
+double verify_prefill(cl::CommandQueue& q, const cl::Buffer& o, const PrefillProblem& p, std::uint32_t max_rows,
+                      double tolerance, const std::string& what) {
+    std::vector<float> out(p.q.size());
+    q.enqueueReadBuffer(o, CL_TRUE, 0, out.size() * sizeof(float), out.data());
+    return check_prefill(out, p, max_rows, tolerance, what);
+}
+
+double check_prefill(const std::vector<float>& out, const PrefillProblem& p, std::uint32_t max_rows, double tolerance,
+                     const std::string& what) {
+    const std::size_t d = p.head_dim;
+    std::vector<double> want(d);
+    double worst = 0;
+    for (std::uint32_t h = 0; h < p.heads(); ++h) {
+        check_stop();
+        const std::size_t base = std::size_t{p.starts[h]} * d;
+        for (std::uint32_t i : rows_to_check(p.lens[h], max_rows)) {
+            reference_row(&p.q[base + i * d], &p.k[base], &p.v[base], visible_keys(i, p.lens[h], p.causal), d,
+                          p.scale(), want.data());
+            const double err = row_error(&out[base + i * d], want.data(), d);
+            if (!(err <= tolerance))
+                throw VerificationError(fmt::format("{}: sequence-head {} row {} has relative error {:.3g} (limit {:.0e})",
+                                                    what, h, i, err, tolerance));
+            worst = std::max(worst, err);
+        }
+    }
+    return worst;
+}
+
+}  // namespace clprobe::attention

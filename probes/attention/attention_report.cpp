@@ -1,0 +1,37 @@
+#include "attention/attention_report.hpp"
+
+namespace clprobe::attention {
+
+std::optional<double> earlier_median(const ProbeContext& ctx, const std::string& metric) {
+    for (const auto& r : ctx.earlier)
+        if (r.status == ProbeStatus::ok)
+            if (const auto* m = find_measurement(r, metric); m && m->summary.median > 0) return m->summary.median;
+    return std::nullopt;
+}
+
+Measurement derived(std::string metric, std::string unit, Labels labels, double value, bool higher_is_better) {
+    return make_measurement(std::move(metric), std::move(unit), std::move(labels), {value}, TimerKind::none,
+                            higher_is_better);
+}
+
+Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak) {
+    std::vector<double> fractions;
+    for (double s : rate.samples)
+        fractions.push_back(s / peak);
+    Measurement m = make_measurement(std::move(metric), "fraction", std::move(labels), fractions, rate.timer);
+    m.iterations_per_sample = rate.iterations_per_sample;
+    return m;
+}
+
+void add_roofline_point(ProbeResult& out, const std::string& label, double intensity, double gflops) {
+    if (!out.attributes.contains("roofline_points")) out.attributes["roofline_points"] = nlohmann::json::array();
+    out.attributes["roofline_points"].push_back({{"label", label}, {"intensity", intensity}, {"gflops", gflops}});
+}
+
+Measurement time_measurement(std::string metric, Labels labels, const SampleSet& set) {
+    Measurement m = make_measurement(std::move(metric), "s", std::move(labels), to_times(set, 1.0), set.timer, false);
+    m.iterations_per_sample = set.iterations;
+    return m;
+}
+
+}  // namespace clprobe::attention

@@ -1,0 +1,29 @@
+#pragma once
+// Recording helpers the attention probes share: ceilings measured earlier in the run, derived
+// single-value measurements, and roofline points for the HTML report.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/report.hpp"
+#include "runtime/probe.hpp"
+
+namespace clprobe::attention {
+
+// Median of `metric` from a probe that ran earlier in this run (kernel.peak.fp32, ...), if any.
+std::optional<double> earlier_median(const ProbeContext& ctx, const std::string& metric);
+
+// A value computed from this run's inputs or measurements rather than timed (padding fraction,
+// relative error, bytes): one sample, no timer.
+Measurement derived(std::string metric, std::string unit, Labels labels, double value, bool higher_is_better);
+
+// Each rate sample as a fraction of a ceiling's median (the roofline fraction).
+Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak);
+
+// Appends {label, intensity (FLOP/byte), gflops} to the probe's roofline_points attribute.
+void add_roofline_point(ProbeResult& out, const std::string& label, double intensity, double gflops);
+
+// Samples in seconds per iteration (the sampler's unit) as a measurement.
+Measurement time_measurement(std::string metric, Labels labels, const SampleSet& set);
+
+}  // namespace clprobe::attention

@@ -1,0 +1,126 @@
+// attention.prefill: the whole prompt at once, unfused (three kernels, the score matrix through
+// global memory) against the fused tiled kernel over a sweep of tiles. Each variant is checked
+// against the double-precision reference before its time counts.
+#include <fmt/core.h>
+
+#include <optional>
+
+#include "attention/attention_config.hpp"
+#include "attention/attention_device.hpp"
+#include "attention/attention_probes.hpp"
+#include "attention/attention_report.hpp"
+#include "cl/device_session.hpp"
+#include "common/probe_support.hpp"
+
+namespace clprobe {
+
+namespace {
+
+using namespace attention;
+
+// fp32 results against the double reference: the bound for every fp32 variant.
+constexpr double fp32_tolerance = 1e-4;
+
+struct Variant {
+    std::string name;  // unfused, fused
+    std::string tile;  // "none" for unfused
+    double bytes = 0;  // global-memory traffic per run, for the roofline
+};
+
+class PrefillProbe final : public Probe {
+  public:
+    std::string id() const override { return "attention.prefill"; }
+    std::string layer() const override { return "kernel"; }
+    std::string title() const override { return "Attention prefill: unfused vs fused tiled kernel"; }
+    std::string workload() const override { return "attention"; }
+
+    void run(ProbeContext& ctx, ProbeResult& out) override {
+        DeviceSession& s = *ctx.device;
+        const AttentionConfig c = config_for(ctx.options);
+        const PrefillProblem p = uniform_problem(c.batch, c.heads, c.seq, c.head_dim, c.causal, 1);
+        const std::uint64_t tensor_bytes = p.q.size() * sizeof(float);
+        if (fit_buffer_bytes(s.info(), tensor_bytes, 4, 1) < tensor_bytes)
+            throw ProbeUnsupported(fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes)));
+        const cl::Program& program = attention_program(s, c.head_dim);
+        DeviceTensors t = upload(s, p);
+        std::vector<std::uint32_t> all(p.heads());
+        for (std::uint32_t h = 0; h < p.heads(); ++h)
+            all[h] = h;
+        const HeadSet heads = make_head_set(s, p, all, 0);
+
+        cl::CommandQueue& q = s.queue();
+        const SamplerConfig config = sampler_for(ctx.options.mode);
+        InterleavedSampler sampler(config);
+        std::vector<Variant> variants;
+        std::vector<double> errors;
+
+        // The baseline first: unfused, when its score matrix fits the device.
+        const double score_bytes = static_cast<double>(p.heads()) * c.seq * c.seq * sizeof(float);
+        std::optional<UnfusedKernels> unfused;
+        if (fit_buffer_bytes(s.info(), static_cast<std::uint64_t>(score_bytes), 5, 1) >= score_bytes) {
+            unfused = make_unfused(s, p);
+            sampler.add([&](std::int64_t n) {
+                return time_steps(q, s.profiling(), n, [&](auto& ev) { enqueue_unfused(q, *unfused, t, p, ev); },
+                                  "attention unfused");
+            });
+            errors.push_back(verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "unfused prefill"));
+            variants.push_back({"unfused", "none", 4.0 * tensor_bytes + score_matrix_traffic(p)});
+        } else {
+            out.attributes["unfused_skipped"] =
+                fmt::format("its score matrix ({}) does not fit the device", format_bytes(score_bytes));
+        }
+
+        cl::Kernel fused(program, "attn_fused");
+        for (const FusedTile& tile : fused_tiles(s.info(), c.head_dim, c.tile_sweep)) {
+            // Clear the output so a kernel that writes nothing cannot pass on the previous result.
+            q.enqueueFillBuffer(t.o, 0.0f, 0, tensor_bytes);
+            sampler.add([&, tile](std::int64_t n) {
+                return time_commands(
+                    q, s.profiling(), n, [&] { return enqueue_fused(q, fused, t, heads, p, tile); },
+                    "attention fused " + tile.label());
+            });
+            errors.push_back(
+                verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "fused prefill, tile " + tile.label()));
+            variants.push_back({"fused", tile.label(), 4.0 * tensor_bytes});
+        }
+        if (variants.empty()) throw ProbeUnsupported("no fused tile fits the device's local memory");
+
+        const std::vector<SampleSet> sets = sampler.run();
+        const std::optional<double> peak = earlier_median(ctx, "kernel.peak.fp32");
+        const double flops = p.flops();
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            Labels labels = prefill_labels(c, c.seq);
+            labels["variant"] = variants[i].name;
+            labels["tile"] = variants[i].tile;
+            out.measurements.push_back(time_measurement("attention.prefill.time", labels, sets[i]));
+            Measurement rate = make_measurement("attention.prefill.gflops", "GFLOP/s", labels,
+                                                to_rates(sets[i], flops, 1e-9), sets[i].timer);
+            rate.iterations_per_sample = sets[i].iterations;
+            if (peak) out.measurements.push_back(fraction_of_peak("attention.prefill.peak_fraction", labels, rate, *peak));
+            add_roofline_point(out, fmt::format("attention {} {}", variants[i].name, variants[i].tile),
+                               flops / variants[i].bytes, rate.summary.median);
+            out.measurements.push_back(std::move(rate));
+            out.measurements.push_back(derived("attention.prefill.error", "relative", labels, errors[i], false));
+        }
+        if (unfused) {
+            Labels labels = prefill_labels(c, c.seq);
+            labels["variant"] = "unfused";
+            out.measurements.push_back(
+                derived("attention.prefill.score_bytes", "bytes", labels, score_matrix_traffic(p), false));
+            out.attributes["score_matrix_bytes"] = score_bytes;
+        }
+        if (!peak) out.attributes["peak_fraction_missing"] = "kernel.peak.fp32 was not measured earlier in this run";
+        out.attributes["shape"] = {{"batch", c.batch}, {"heads", c.heads}, {"seq", c.seq}, {"head_dim", c.head_dim},
+                                   {"causal", c.causal}};
+        out.attributes["flops_counted"] = "4 * head_dim per query-key pair (QK^T and PV multiply-adds)";
+        out.attributes["sampling"] = sampling_note(config);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_attention_prefill_probe() {
+    return std::make_unique<PrefillProbe>();
+}
+
+}  // namespace clprobe

@@ -1,0 +1,161 @@
+// glm.fit: IRLS / Newton fits of logistic and Poisson regression. Each pass accumulates
+// H = X^T W X and X^T (mu - y) on the device (kernels/glm/newton.cl); the host adds the groups in
+// double and solves the p x p system. The fitted beta must match a host fit in double precision.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "cl/device_session.hpp"
+#include "common/probe_support.hpp"
+#include "core/stop_points.hpp"
+#include "glm/glm_device.hpp"
+#include "glm/glm_probes.hpp"
+#include "glm/glm_support.hpp"
+
+namespace clprobe {
+
+namespace {
+
+using namespace glm;
+
+// The host reference fit costs n p^2 per iteration in double: fits use at most this many rows.
+std::uint64_t fit_rows_cap(RunMode mode) {
+    return mode == RunMode::quick ? (1u << 14) : mode == RunMode::full ? (1u << 18) : (1u << 16);
+}
+
+// fp32 sums bound how far Newton can refine beta; the host fit goes on to 1e-7.
+constexpr double device_tolerance = 1e-5;
+constexpr double beta_tolerance = 1e-3;  // |beta_device - beta_host|, elementwise
+
+struct DeviceFit {
+    std::vector<double> beta;
+    int iterations = 0;
+    bool converged = false;
+};
+
+DeviceFit device_fit(NewtonPass& pass, std::uint64_t n, std::uint32_t p, const FitSettings& settings) {
+    DeviceFit f;
+    f.beta.assign(p, 0.0);
+    for (f.iterations = 1; f.iterations <= settings.max_iterations; ++f.iterations) {
+        pass.set_beta(f.beta);
+        pass.enqueue();
+        const auto delta = newton_delta(pass.read_sums(), n, f.beta, settings.lambda);
+        double largest = 0;
+        for (std::uint32_t j = 0; j < p; ++j) {
+            f.beta[j] -= delta[j];
+            largest = std::max(largest, std::fabs(delta[j]));
+        }
+        if (largest <= device_tolerance) {
+            f.converged = true;
+            return f;
+        }
+        check_stop();
+    }
+    f.iterations = settings.max_iterations;
+    return f;
+}
+
+class FitProbe final : public Probe {
+  public:
+    std::string id() const override { return "glm.fit"; }
+    std::string layer() const override { return "kernel"; }
+    std::string title() const override { return "GLM fits by IRLS / Newton (device sums, host solve)"; }
+    std::string workload() const override { return "glm"; }
+
+    void run(ProbeContext& ctx, ProbeResult& out) override {
+        DeviceSession& s = *ctx.device;
+        const Shape shape = shape_for(ctx.options);
+        const std::uint64_t n = std::min(shape.rows, fit_rows_cap(ctx.options.mode));
+        const std::uint32_t p = shape.cols;
+        const SamplerConfig config = sampler_for(ctx.options.mode);
+        FitSettings settings;
+        settings.lambda = ridge_lambda;
+        nlohmann::json fits = nlohmann::json::array();
+
+        for (Family family : {Family::logistic, Family::poisson}) {
+            const Dataset d = make_dataset(n, p, family, data_seed + 1);
+            const FitResult host = host_fit(d, settings);
+            if (!host.converged)
+                throw ProbeUnsupported(fmt::format("the host {} fit did not converge in {} iterations",
+                                                   to_string(family), settings.max_iterations));
+            check_stop();
+            DeviceData data = upload_dense(s, d, Layout::row, false, std::vector<double>(p, 0.0), 1);
+            NewtonPass pass(s, data, family);
+            const Labels labels{{"family", to_string(family)}, {"precision", "fp32"}};
+
+            // One pass at the start point, checked against the double sums before it is timed.
+            const std::vector<double> start = evaluation_beta(d);
+            pass.set_beta(start);
+            pass.enqueue();
+            const NewtonSums got = pass.read_sums(), want = reference_newton_sums(d, start);
+            const double h_err = relative_error(got.h, want.h), g_err = relative_error(got.g, want.g);
+            if (!(h_err <= tolerance(false)) || !(g_err <= tolerance(false)))
+                throw VerificationError(
+                    fmt::format("{} Newton sums differ from the double reference: H by {:.3g}, "
+                                "gradient by {:.3g} (relative)",
+                                to_string(family), h_err, g_err));
+            const SampleSet passes = run_samples(
+                [&](std::int64_t iters) {
+                    return time_commands(
+                        s.queue(), s.profiling(), iters, [&] { return pass.enqueue(); }, "glm.newton_row");
+                },
+                config);
+            const double pass_flops = 2.0 * static_cast<double>(n) * p * (p + 1) / 2.0 + 4.0 * n * p;
+            out.measurements.push_back(
+                make_measurement("glm.newton.time", "ms", labels, to_times(passes, 1e3), passes.timer, false));
+            out.measurements.push_back(make_measurement("glm.newton.gflops", "GFLOP/s", labels,
+                                                        to_rates(passes, pass_flops, 1e-9), passes.timer));
+
+            // Whole fits from beta = 0 (device passes, reads and host solves), on the host clock.
+            DeviceFit fit;
+            const SampleSet fit_times = run_samples(
+                [&](std::int64_t iters) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    for (std::int64_t k = 0; k < iters; ++k)
+                        fit = device_fit(pass, n, p, settings);
+                    return TimedBatch{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                                      TimerKind::host_steady_clock};
+                },
+                config);
+            const double beta_err = max_abs_difference(fit.beta, host.beta);
+            if (!fit.converged || !(beta_err <= beta_tolerance))
+                throw VerificationError(
+                    fmt::format("{} fit: device beta differs from the host fit by {:.3g} after {} "
+                                "iterations (allowed {:.0e}{})",
+                                to_string(family), beta_err, fit.iterations, beta_tolerance,
+                                fit.converged ? "" : ", not converged"));
+            out.measurements.push_back(
+                make_measurement("glm.fit.time", "ms", labels, to_times(fit_times, 1e3), fit_times.timer, false));
+            Measurement it = make_measurement("glm.fit.iterations", "count", labels,
+                                              {static_cast<double>(fit.iterations)}, TimerKind::none, false);
+            out.measurements.push_back(it);
+            // The error can be exactly 0 in a lucky case; keep it positive for log-scale renderers.
+            Measurement err =
+                make_measurement("glm.fit.error", "abs", labels, {std::max(beta_err, 1e-300)}, TimerKind::none, false);
+            err.note = "max |beta_device - beta_host_double|";
+            out.measurements.push_back(err);
+            fits.push_back({{"family", to_string(family)},
+                            {"device_iterations", fit.iterations},
+                            {"host_iterations", host.iterations},
+                            {"beta_error", beta_err},
+                            {"newton_h_error", h_err},
+                            {"newton_g_error", g_err}});
+        }
+        out.attributes["rows"] = n;
+        out.attributes["cols"] = p;
+        out.attributes["fits"] = fits;
+        out.attributes["sampling"] = sampling_note(config);
+        out.attributes["convergence"] =
+            fmt::format("max |delta beta| <= {:.0e} on the device (fp32 sums), 1e-7 on the host", device_tolerance);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_glm_fit_probe() {
+    return std::make_unique<FitProbe>();
+}
+
+}  // namespace clprobe

@@ -1,0 +1,263 @@
+// glm.gradient: one GLM gradient evaluation (logistic link) in every variant the issue names:
+// layout, reduction, fused or two passes, vector width, work-group size, precision, dense or CSR.
+// Each variant is checked against the host double-precision reference before its time counts,
+// and its bandwidth is set against kernel.peak.bandwidth measured earlier in the same run.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cl/device_session.hpp"
+#include "common/probe_support.hpp"
+#include "core/stop_points.hpp"
+#include "glm/glm_device.hpp"
+#include "glm/glm_probes.hpp"
+#include "glm/glm_support.hpp"
+
+namespace clprobe {
+
+namespace {
+
+using namespace glm;
+
+// The atomic variants add every element with a compare-and-swap loop: run on a prefix of the rows
+// so they cannot eat the probe's time budget; they are compared by bandwidth, not time.
+constexpr std::uint64_t atomic_rows_cap = 1u << 15;
+
+struct Planned {
+    GradientVariant variant;
+    DeviceData* data = nullptr;
+    std::uint64_t rows = 0;
+    std::vector<double>* reference = nullptr;
+    std::vector<Launch> launches;
+    double bytes = 0, flops = 0;
+};
+
+std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t p) {
+    std::vector<GradientVariant> out;
+    const auto fits = [&](const GradientVariant& v) {
+        const std::uint64_t local = v.layout == Layout::row ? v.wg * p : v.wg * v.vector + p;
+        return v.wg <= info.max_work_group_size && local * real_bytes(v.fp64) <= info.local_mem_bytes;
+    };
+    GradientVariant base;  // row-major, fused, local reduction, float8, 64 items, fp32
+    base.wg = std::min<std::size_t>(64, info.max_work_group_size);
+    while (base.wg > 1 && !fits(base))
+        base.wg /= 2;
+    const auto add = [&](GradientVariant v) {
+        if (!fits(v)) return;
+        for (const auto& o : out)
+            if (o.name() == v.name()) return;
+        out.push_back(v);
+    };
+    add(base);
+    for (int w : {1, 4, 16}) {  // vector width
+        auto v = base;
+        v.vector = w;
+        add(v);
+    }
+    for (std::size_t wg : {16, 32, 128, 256}) {  // work-group size
+        auto v = base;
+        v.wg = wg;
+        add(v);
+    }
+    {
+        auto v = base;  // two passes, as two gemv calls
+        v.passes = 2;
+        add(v);
+    }
+    for (int passes : {1, 2}) {  // column-major layout
+        auto v = base;
+        v.layout = Layout::col;
+        v.vector = 4;
+        v.passes = passes;
+        add(v);
+    }
+    {
+        auto v = base;  // global atomics
+        v.reduction = Reduction::atomic;
+        add(v);
+    }
+    if (info.fp64) {
+        auto v = base;
+        v.fp64 = true;
+        add(v);
+    }
+    {
+        auto v = base;
+        v.format = Format::csr;
+        v.vector = 1;
+        add(v);
+    }
+    return out;
+}
+
+const Measurement* peak_bandwidth(const std::vector<ProbeResult>& earlier) {
+    for (const auto& r : earlier)
+        if (r.status == ProbeStatus::ok)
+            if (const auto* m = find_measurement(r, "kernel.peak.bandwidth")) return m;
+    return nullptr;
+}
+
+class GradientProbe final : public Probe {
+  public:
+    std::string id() const override { return "glm.gradient"; }
+    std::string layer() const override { return "kernel"; }
+    std::string title() const override { return "GLM gradient variants (logistic, dense and CSR)"; }
+    std::string workload() const override { return "glm"; }
+
+    void run(ProbeContext& ctx, ProbeResult& out) override {
+        DeviceSession& s = *ctx.device;
+        const DeviceInfo& info = s.info();
+        Shape shape = shape_for(ctx.options);
+        const std::uint32_t p = shape.cols;
+        // fp32 and fp64 row-major copies and a column-major one: cap n so they fit.
+        const std::uint64_t row_bytes = std::uint64_t{p} * 8;
+        const std::uint64_t wanted = shape.rows * row_bytes;
+        const std::uint64_t n = fit_buffer_bytes(info, wanted, 3, row_bytes) / row_bytes;
+        if (n < shape.rows) out.attributes["rows_capped_from"] = shape.rows;
+
+        const auto data = shared_dataset(n, p, Family::logistic);
+        const std::vector<double> beta = evaluation_beta(*data);
+        const double inv_n = 1.0 / static_cast<double>(n);
+        std::vector<double> reference = reference_gradient(*data, beta, ridge_lambda);
+        const std::uint64_t atomic_rows = std::min(n, atomic_rows_cap);
+        std::vector<double> atomic_reference = reference_gradient(*data, beta, ridge_lambda, atomic_rows);
+        const CsrMatrix csr = make_csr(n, p, shape.density, data_seed);
+        std::vector<double> csr_reference = reference_gradient(csr, data->y, Family::logistic, beta, ridge_lambda);
+        check_stop();
+
+        const std::size_t groups = gradient_groups(info);
+        const auto variants = variants_for(info, p);
+        DeviceData row32 = upload_dense(s, *data, Layout::row, false, beta, groups);
+        DeviceData col32 = upload_dense(s, *data, Layout::col, false, beta, groups);
+        DeviceData row64;
+        if (info.fp64) row64 = upload_dense(s, *data, Layout::row, true, beta, groups);
+        DeviceData csr32 = upload_csr(s, csr, data->y, false, beta, groups);
+
+        std::vector<Planned> plans;
+        for (const auto& v : variants) {
+            Planned pl;
+            pl.variant = v;
+            pl.rows = v.reduction == Reduction::atomic ? atomic_rows : n;
+            pl.reference = v.format == Format::csr            ? &csr_reference
+                           : v.reduction == Reduction::atomic ? &atomic_reference
+                                                              : &reference;
+            pl.data = v.format == Format::csr ? &csr32 : v.fp64 ? &row64 : v.layout == Layout::col ? &col32 : &row32;
+            pl.launches = gradient_launches(s, *pl.data, v, Family::logistic, 1.0 / static_cast<double>(pl.rows),
+                                            ridge_lambda, pl.rows);
+            pl.bytes = gradient_bytes(v, pl.rows, p, csr.nnz());
+            pl.flops = gradient_flops(v, pl.rows, p, csr.nnz());
+            plans.push_back(std::move(pl));
+        }
+        (void)inv_n;
+
+        SamplerConfig config = sampler_for(ctx.options.mode);
+        // Many variants: a slow one (atomics, fp64) gets fewer samples rather than the whole budget.
+        config.budget_seconds = ctx.options.mode == RunMode::quick ? 0.15 : ctx.options.mode == RunMode::full ? 2 : 0.4;
+        InterleavedSampler sampler(config);
+        nlohmann::json checked = nlohmann::json::array();
+        for (auto& pl : plans) {
+            const std::string name = "glm." + pl.variant.name();
+            sampler.add([&s, &pl, name](std::int64_t iters) { return time_launches(s, pl.launches, iters, name); },
+                        pl.bytes);
+            // Checked now, while the buffers hold this variant's output.
+            const double err =
+                verify_gradient(pl.variant.name(), read_gradient(s.queue(), *pl.data), *pl.reference, pl.variant.fp64);
+            checked.push_back({{"variant", pl.variant.name()}, {"rows", pl.rows}, {"relative_error", err}});
+            check_stop();
+        }
+        const std::vector<SampleSet> sets = sampler.run();
+
+        const Measurement* peak = peak_bandwidth(ctx.earlier);
+        nlohmann::json points = nlohmann::json::array();
+        std::vector<Measurement> times;
+        for (std::size_t i = 0; i < plans.size(); ++i) {
+            const auto& pl = plans[i];
+            const Labels labels = pl.variant.labels();
+            Measurement t =
+                make_measurement("glm.gradient.time", "ms", labels, to_times(sets[i], 1e3), sets[i].timer, false);
+            t.iterations_per_sample = sets[i].iterations;
+            if (pl.rows != n) t.note = fmt::format("over the first {} rows only", pl.rows);
+            Measurement bw = make_measurement("glm.gradient.bandwidth", "GB/s", labels,
+                                              to_rates(sets[i], pl.bytes, 1e-9), sets[i].timer);
+            Measurement gf = make_measurement("glm.gradient.gflops", "GFLOP/s", labels,
+                                              to_rates(sets[i], pl.flops, 1e-9), sets[i].timer);
+            points.push_back({{"label", "glm " + pl.variant.name()},
+                              {"intensity", pl.flops / pl.bytes},
+                              {"gflops", gf.summary.median}});
+            out.measurements.push_back(t);
+            out.measurements.push_back(bw);
+            out.measurements.push_back(gf);
+            if (peak && peak->summary.median > 0) {
+                std::vector<double> fr = bw.samples;
+                for (double& f : fr)
+                    f /= peak->summary.median;
+                Measurement m =
+                    make_measurement("glm.gradient.roofline_fraction", "fraction", labels, fr, sets[i].timer);
+                m.note = "effective bandwidth / kernel.peak.bandwidth of this run";
+                out.measurements.push_back(m);
+            }
+        }
+        headlines(out, peak, n);
+
+        out.attributes["rows"] = n;
+        out.attributes["cols"] = p;
+        out.attributes["family"] = "logistic";
+        out.attributes["density"] = shape.density;
+        out.attributes["csr_nnz"] = csr.nnz();
+        out.attributes["atomic_rows"] = atomic_rows;
+        out.attributes["work_groups"] = groups;
+        out.attributes["verified"] = checked;
+        out.attributes["roofline_points"] = points;
+        out.attributes["sampling"] = sampling_note(config);
+        out.attributes["bytes_counted"] =
+            "X and y once per pass (two passes: X twice plus the residual vector written and read); CSR: values, "
+            "column indices, row pointers and y";
+        if (!peak) out.attributes["roofline_note"] = "kernel.peak.bandwidth was not measured in this run";
+        sparse_crossover(out, shape.density);
+    }
+
+  private:
+    // The best dense fp32 variant over all rows (by time), as headline metrics without labels.
+    static void headlines(ProbeResult& out, const Measurement* peak, std::uint64_t n) {
+        (void)n;
+        const Measurement* best = nullptr;
+        std::size_t count = 0;
+        for (const auto& m : out.measurements) {
+            if (m.metric != "glm.gradient.time" || !m.note.empty()) continue;
+            if (m.labels.at("precision") != "fp32" || m.labels.at("format") != "dense") continue;
+            ++count;
+            if (!best || m.summary.median < best->summary.median) best = &m;
+        }
+        if (!best) return;
+        const Labels labels = best->labels;
+        std::vector<Measurement> add;
+        if (const auto* bw = find_measurement(out, "glm.gradient.bandwidth", labels))
+            add.push_back(headline_from(*bw, "glm.gradient.best.bandwidth", count));
+        if (peak)
+            if (const auto* fr = find_measurement(out, "glm.gradient.roofline_fraction", labels))
+                add.push_back(headline_from(*fr, "glm.gradient.best.roofline_fraction", count));
+        for (auto& m : add) {
+            m.note = "fastest dense fp32 variant: " + labels_to_string(labels);
+            out.measurements.push_back(std::move(m));
+        }
+    }
+
+    // Where CSR stops paying: CSR time grows with the non-zeros, so at density d it matches the
+    // dense time near d * dense / csr (an estimate from the two variants measured here).
+    static void sparse_crossover(ProbeResult& out, double density) {
+        const auto* csr = find_measurement(out, "glm.gradient.time", {{"format", "csr"}});
+        const auto* dense = find_measurement(out, "glm.gradient.time", {{"format", "dense"}});
+        if (!csr || !dense || csr->summary.median <= 0) return;
+        out.attributes["sparse_crossover_density"] =
+            std::min(1.0, density * dense->summary.median / csr->summary.median);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> make_glm_gradient_probe() {
+    return std::make_unique<GradientProbe>();
+}
+
+}  // namespace clprobe

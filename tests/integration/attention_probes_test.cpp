@@ -1,0 +1,208 @@
+// The attention workload on the test device: every kernel variant against the double-precision
+// reference on small random shapes (sequence lengths that are not multiples of any tile, head_dim
+// 64 and 128, causal and not), each probe ending Ok on tiny --attn-* shapes, and kernels that
+// compute the wrong thing failing verification instead of reporting a time.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "attention/attention_device.hpp"
+#include "attention/attention_probes.hpp"
+#include "attention/request_lengths.hpp"
+#include "runtime/runner.hpp"
+#include "session_fixture.hpp"
+
+using namespace clprobe;
+using namespace clprobe::attention;
+
+namespace {
+
+RunOptions::AttentionShape tiny_shape(std::uint32_t head_dim = 64, bool causal = false) {
+    RunOptions::AttentionShape a;
+    a.batch = 1;
+    a.heads = 2;
+    a.seq = 77;  // not a multiple of any tile
+    a.head_dim = head_dim;
+    a.kv_len = 300;
+    a.causal = causal;
+    return a;
+}
+
+ProbeResult run_tiny(Probe& probe, DeviceSession& s, RunOptions::AttentionShape shape = tiny_shape(),
+                     std::vector<ProbeResult> earlier = {}) {
+    RunOptions options;
+    options.mode = RunMode::quick;
+    options.attention = shape;
+    ProbeContext ctx{&s, options, earlier, nullptr};
+    return run_probe(probe, ctx);
+}
+
+void check_samples(const ProbeResult& r) {
+    for (const auto& m : r.measurements) {
+        INFO(m.metric << " " << labels_to_string(m.labels));
+        REQUIRE_FALSE(m.samples.empty());
+        for (double s : m.samples) {
+            CHECK(std::isfinite(s));
+            // Errors can be exactly zero; everything else is a positive time, rate or size.
+            if (m.unit != "relative") CHECK(s > 0);
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every prefill variant matches the reference on random shapes", "[attention]") {
+    DeviceSession& s = test::shared_session();
+    std::mt19937 rng(42);
+    for (std::uint32_t d : {64u, 128u}) {
+        cl::Kernel fused(attention_program(s, d), "attn_fused");
+        for (bool causal : {false, true}) {
+            // 1..2 sequences of 2..3 heads, 9..150 tokens: never a whole number of tiles.
+            const std::uint32_t batch = 1 + rng() % 2, heads = 2 + rng() % 2;
+            std::uint32_t seq = 9 + rng() % 142;
+            if (seq % 8 == 0) ++seq;
+            INFO("head_dim " << d << " causal " << causal << " batch " << batch << " heads " << heads << " seq " << seq);
+            const PrefillProblem p = uniform_problem(batch, heads, seq, d, causal, rng());
+            DeviceTensors t = upload(s, p);
+            std::vector<std::uint32_t> all(p.heads());
+            for (std::uint32_t h = 0; h < p.heads(); ++h)
+                all[h] = h;
+            const HeadSet set = make_head_set(s, p, all, 0);
+            for (const FusedTile& tile : fused_tiles(s.info(), d, true)) {
+                INFO("tile " << tile.label());
+                s.queue().enqueueFillBuffer(t.o, 0.0f, 0, p.q.size() * 4);
+                enqueue_fused(s.queue(), fused, t, set, p, tile);
+                CHECK(verify_prefill(s.queue(), t.o, p, seq, 1e-4, "fused") < 1e-4);
+            }
+            UnfusedKernels u = make_unfused(s, p);
+            std::vector<cl::Event> events;
+            s.queue().enqueueFillBuffer(t.o, 0.0f, 0, p.q.size() * 4);
+            enqueue_unfused(s.queue(), u, t, p, events);
+            CHECK(verify_prefill(s.queue(), t.o, p, seq, 1e-4, "unfused") < 1e-4);
+
+            // Variable lengths: padded to the longest, bucketed, packed.
+            const auto lengths = skewed_lengths(5, seq, rng());
+            const PrefillProblem padded = packed_problem(lengths, heads, d, causal, rng(), seq);
+            const PrefillProblem packed = packed_problem(lengths, heads, d, causal, rng());
+            for (const auto* prob : {&padded, &packed}) {
+                DeviceTensors tv = upload(s, *prob);
+                std::vector<std::uint32_t> members(prob->heads());
+                for (std::uint32_t h = 0; h < prob->heads(); ++h)
+                    members[h] = h;
+                const std::uint32_t pad_to = prob == &padded ? seq : 0;
+                enqueue_fused(s.queue(), fused, tv, make_head_set(s, *prob, members, pad_to), *prob,
+                              fused_tiles(s.info(), d, false).front());
+                CHECK(verify_prefill(s.queue(), tv.o, *prob, seq, 1e-4, "varlen") < 1e-4);
+            }
+        }
+    }
+}
+
+TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed measurements", "[attention][probes]") {
+    DeviceSession& s = test::shared_session();
+    SECTION("prefill: unfused first, fused, their errors and the score-matrix traffic") {
+        auto probe = make_attention_prefill_probe();
+        CHECK(probe->workload() == "attention");
+        const ProbeResult r = run_tiny(*probe, s);
+        INFO(r.reason);
+        REQUIRE(r.status == ProbeStatus::ok);
+        check_samples(r);
+        const auto* unfused = find_measurement(r, "attention.prefill.time", {{"variant", "unfused"}});
+        REQUIRE(unfused != nullptr);
+        CHECK(unfused->labels.at("seq") == "77");
+        CHECK(unfused->labels.at("head_dim") == "64");
+        CHECK(find_measurement(r, "attention.prefill.gflops", {{"variant", "fused"}}) != nullptr);
+        CHECK(find_measurement(r, "attention.prefill.error", {{"variant", "fused"}})->summary.median < 1e-4);
+        CHECK(find_measurement(r, "attention.prefill.score_bytes") != nullptr);
+        CHECK(r.attributes.at("roofline_points").size() >= 2);
+        // No ceiling ran before it here: the fraction is reported missing, not invented.
+        CHECK(find_measurement(r, "attention.prefill.peak_fraction") == nullptr);
+        CHECK(r.attributes.contains("peak_fraction_missing"));
+    }
+    SECTION("decode: fp32 and int8, one group per head and split, with errors; fp16 Ok or Unsupported") {
+        auto probe = make_attention_decode_probe();
+        const ProbeResult r = run_tiny(*probe, s, tiny_shape(128));
+        INFO(r.reason);
+        REQUIRE(r.status == ProbeStatus::ok);
+        check_samples(r);
+        for (const char* precision : {"fp32", "int8"})
+            for (const char* split : {"single", "split"})
+                CHECK(find_measurement(r, "attention.decode.bandwidth",
+                                       {{"precision", precision}, {"split", split}, {"kv_len", "300"}}) != nullptr);
+        CHECK(find_measurement(r, "attention.decode.error", {{"precision", "fp32"}})->summary.median < 1e-4);
+        CHECK(find_measurement(r, "attention.decode.error", {{"precision", "int8"}})->summary.median < 5e-2);
+
+        auto fp16 = make_attention_decode_fp16_probe();
+        const ProbeResult h = run_tiny(*fp16, s);
+        INFO(h.reason);
+        if (h.status == ProbeStatus::unsupported) {
+            CHECK_THAT(h.reason, Catch::Contains("fp16"));
+        } else {
+            REQUIRE(h.status == ProbeStatus::ok);
+            check_samples(h);
+        }
+    }
+    SECTION("batching: three strategies, padding fractions ordered") {
+        auto probe = make_attention_batching_probe();
+        const ProbeResult r = run_tiny(*probe, s, tiny_shape(64, true));
+        INFO(r.reason);
+        REQUIRE(r.status == ProbeStatus::ok);
+        check_samples(r);
+        auto waste = [&](const char* st) {
+            return find_measurement(r, "attention.batching.padding_fraction", {{"strategy", st}})->summary.median;
+        };
+        CHECK(waste("packed") == 0.0);
+        CHECK(waste("bucketed") <= waste("padded"));
+        CHECK(find_measurement(r, "attention.batching.throughput", {{"strategy", "bucketed"}}) != nullptr);
+    }
+    SECTION("host BLAS prefill needs no device") {
+        auto probe = make_attention_host_blas_probe();
+        CHECK_FALSE(probe->needs_device());
+        const ProbeResult r = run_tiny(*probe, s);
+        INFO(r.reason);
+        REQUIRE(r.status == ProbeStatus::ok);
+        check_samples(r);
+        CHECK(find_measurement(r, "attention.host_blas.prefill.time") != nullptr);
+    }
+    SECTION("serving step: the baseline pipeline first, every stage, and step times") {
+        auto probe = make_attention_step_probe();
+        const ProbeResult r = run_tiny(*probe, s);
+        INFO(r.reason);
+        REQUIRE(r.status == ProbeStatus::ok);
+        check_samples(r);
+        const auto& first = r.measurements.front();
+        CHECK(first.metric == "attention.pipeline.stage_time");
+        CHECK(first.labels.at("variant") == "baseline");
+        for (const char* v : {"baseline", "tuned"}) {
+            for (const char* stage : {"upload", "prefill", "decode", "download"})
+                CHECK(find_measurement(r, "attention.pipeline.stage_time", {{"variant", v}, {"stage", stage}}));
+            CHECK(find_measurement(r, "attention.pipeline.step_time", {{"variant", v}}));
+        }
+    }
+}
+
+TEST_CASE("an attention kernel that gets the softmax wrong fails verification", "[attention][verification]") {
+    // The fused kernel forgets to rescale its running output when the running max grows.
+    const auto dir = test::patched_kernel_dir("attention/attention.cl", "a[w] *= alpha;", "a[w] *= 1.0f;");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_attention_prefill_probe();
+    const ProbeResult r = run_tiny(*probe, *session);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed") && Catch::Contains("fused prefill"));
+    CHECK(find_measurement(r, "attention.prefill.time") == nullptr);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a decode kernel that drops the scales fails verification", "[attention][verification]") {
+    // int8 values without their group scales: fast, and wrong.
+    const auto dir = test::patched_kernel_dir("attention/attention.cl",
+                                              "* sc[(row) * GROUPS_PER_ROW + (w) * 8 / KV_GROUP]", "");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_attention_decode_probe();
+    const ProbeResult r = run_tiny(*probe, *session);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed") && Catch::Contains("decode int8"));
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,193 @@
+// The GLM workload on the test device (PoCL's CPU device in CI): every gradient variant against
+// the host double reference on random small shapes (n not a multiple of the work-group size,
+// p = 1), the device fit against the host fit, the probes end to end on tiny shapes, and a
+// deliberately wrong kernel failing verification.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <random>
+
+#include "cl/device_session.hpp"
+#include "glm/glm_device.hpp"
+#include "glm/glm_probes.hpp"
+#include "glm/glm_support.hpp"
+#include "runtime/runner.hpp"
+#include "session_fixture.hpp"
+
+using namespace clprobe;
+using namespace clprobe::glm;
+
+namespace {
+
+ProbeResult run_tiny(Probe& probe, DeviceSession& session, std::uint64_t rows, std::uint64_t cols,
+                     std::uint64_t batch = 0, std::vector<ProbeResult> earlier = {}) {
+    RunOptions options;
+    options.mode = RunMode::quick;
+    options.glm.rows = rows;
+    options.glm.cols = cols;
+    options.glm.batch = batch;
+    ProbeContext ctx{&session, options, earlier, nullptr};
+    return run_probe(probe, ctx);
+}
+
+std::vector<GradientVariant> every_variant(const DeviceInfo& info) {
+    std::vector<GradientVariant> out;
+    for (Layout layout : {Layout::row, Layout::col})
+        for (int w : {1, 4, 16}) {
+            GradientVariant v;
+            v.layout = layout;
+            v.vector = w;
+            v.wg = 16;
+            out.push_back(v);  // fused, local reduction
+            v.passes = 2;
+            out.push_back(v);
+            v.passes = 1;
+            v.reduction = Reduction::atomic;
+            out.push_back(v);
+        }
+    GradientVariant wide;  // the probes' default geometry
+    wide.wg = 64;
+    out.push_back(wide);
+    GradientVariant csr;
+    csr.format = Format::csr;
+    csr.wg = 16;
+    out.push_back(csr);
+    if (info.fp64) {
+        GradientVariant d;
+        d.fp64 = true;
+        d.wg = 16;
+        out.push_back(d);
+        d.layout = Layout::col;
+        d.vector = 4;
+        out.push_back(d);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every GLM gradient variant matches the host double reference", "[glm]") {
+    DeviceSession& s = test::shared_session();
+    std::mt19937 rng(1234);
+    struct Case {
+        std::uint64_t n;
+        std::uint32_t p;
+    };
+    // p = 1, p below and above the vector widths, n never a multiple of a work-group size.
+    std::vector<Case> cases{{257, 1}, {1000 + rng() % 97, 13}, {531 + rng() % 31, 64}};
+    for (const auto& c : cases)
+        for (Family family : {Family::logistic, Family::poisson}) {
+            const Dataset d = make_dataset(c.n, c.p, family, rng());
+            const auto beta = evaluation_beta(d);
+            const auto reference = reference_gradient(d, beta, ridge_lambda);
+            const CsrMatrix m = make_csr(c.n, c.p, 0.3, 99);
+            const auto csr_reference = reference_gradient(m, d.y, family, beta, ridge_lambda);
+            const std::size_t groups = gradient_groups(s.info());
+            DeviceData row = upload_dense(s, d, Layout::row, false, beta, groups);
+            DeviceData col = upload_dense(s, d, Layout::col, false, beta, groups);
+            DeviceData sparse = upload_csr(s, m, d.y, false, beta, groups);
+            DeviceData row64, col64;
+            if (s.info().fp64) {
+                row64 = upload_dense(s, d, Layout::row, true, beta, groups);
+                col64 = upload_dense(s, d, Layout::col, true, beta, groups);
+            }
+            for (const auto& v : every_variant(s.info())) {
+                INFO("n=" << c.n << " p=" << c.p << " " << to_string(family) << " " << v.name());
+                DeviceData& data = v.format == Format::csr   ? sparse
+                                   : v.fp64                  ? (v.layout == Layout::row ? row64 : col64)
+                                   : v.layout == Layout::row ? row
+                                                             : col;
+                auto launches = gradient_launches(s, data, v, family, 1.0 / static_cast<double>(c.n), ridge_lambda);
+                enqueue_launches(s.queue(), launches);
+                const auto got = read_gradient(s.queue(), data);
+                const double err = relative_error(got, v.format == Format::csr ? csr_reference : reference);
+                CHECK(err <= tolerance(v.fp64));
+            }
+        }
+}
+
+TEST_CASE("the device Newton pass matches the double sums and the fit matches the host fit", "[glm]") {
+    DeviceSession& s = test::shared_session();
+    const Dataset d = make_dataset(3001, 6, Family::logistic, 5);
+    DeviceData data = upload_dense(s, d, Layout::row, false, std::vector<double>(6, 0.0), 1);
+    NewtonPass pass(s, data, Family::logistic);
+    const auto beta = evaluation_beta(d);
+    pass.set_beta(beta);
+    pass.enqueue();
+    const NewtonSums got = pass.read_sums(), want = reference_newton_sums(d, beta);
+    CHECK(relative_error(got.h, want.h) < 1e-4);
+    CHECK(relative_error(got.g, want.g) < 1e-4);
+
+    auto probe = make_glm_fit_probe();
+    const ProbeResult r = run_tiny(*probe, s, 3001, 6);
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    for (const char* family : {"logistic", "poisson"}) {
+        const auto* err = find_measurement(r, "glm.fit.error", {{"family", family}});
+        REQUIRE(err != nullptr);
+        CHECK(err->summary.median <= 1e-3);
+        const auto* it = find_measurement(r, "glm.fit.iterations", {{"family", family}});
+        REQUIRE(it != nullptr);
+        CHECK(it->summary.median >= 1);
+        CHECK(find_measurement(r, "glm.newton.time", {{"family", family}}) != nullptr);
+    }
+}
+
+TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][probes]") {
+    DeviceSession& s = test::shared_session();
+    auto gradient = make_glm_gradient_probe();
+    // No kernel.peak.bandwidth earlier: the fractions are left out and the report says why.
+    const ProbeResult g = run_tiny(*gradient, s, 3001, 7);
+    INFO(g.reason);
+    REQUIRE(g.status == ProbeStatus::ok);
+    CHECK(gradient->workload() == "glm");
+    CHECK(find_measurement(g, "glm.gradient.time", {{"layout", "col"}}) != nullptr);
+    CHECK(find_measurement(g, "glm.gradient.bandwidth", {{"reduction", "atomic"}}) != nullptr);
+    CHECK(find_measurement(g, "glm.gradient.time", {{"passes", "2"}}) != nullptr);
+    CHECK(find_measurement(g, "glm.gradient.time", {{"format", "csr"}}) != nullptr);
+    CHECK(find_measurement(g, "glm.gradient.best.bandwidth") != nullptr);
+    CHECK(find_measurement(g, "glm.gradient.roofline_fraction") == nullptr);
+    CHECK(g.attributes.contains("roofline_note"));
+    CHECK(g.attributes.at("roofline_points").size() >= 8);
+    for (const auto& m : g.measurements)
+        for (double v : m.samples)
+            CHECK(v > 0);
+
+    // With a peak in the earlier results, every variant gets a fraction of it.
+    ProbeResult peak;
+    peak.id = "kernel.bandwidth";
+    peak.measurements.push_back(
+        make_measurement("kernel.peak.bandwidth", "GB/s", {}, {10, 10, 10}, TimerKind::device_profiling));
+    const ProbeResult g2 = run_tiny(*gradient, s, 3001, 7, 0, {peak});
+    REQUIRE(g2.status == ProbeStatus::ok);
+    CHECK(find_measurement(g2, "glm.gradient.best.roofline_fraction") != nullptr);
+
+    auto blas = make_glm_host_blas_probe();
+    const ProbeResult b = run_tiny(*blas, s, 3001, 7);
+    INFO(b.reason);
+    REQUIRE(b.status == ProbeStatus::ok);
+    CHECK(find_measurement(b, "glm.host_blas.gradient.time") != nullptr);
+
+    auto pipeline = make_glm_pipeline_probe();
+    const ProbeResult p = run_tiny(*pipeline, s, 3001, 7, 700);  // 5 batches, the last one short
+    INFO(p.reason);
+    REQUIRE(p.status == ProbeStatus::ok);
+    REQUIRE_FALSE(p.measurements.empty());
+    CHECK(p.measurements.front().metric == "glm.pipeline.stage_time");
+    CHECK(p.measurements.front().labels.at("variant") == "serial_pageable");  // the baseline first
+    for (const char* v : {"serial_pageable", "serial_pinned", "double_buffered", "resident"})
+        CHECK(find_measurement(p, "glm.pipeline.step_time", {{"variant", v}}) != nullptr);
+    CHECK(p.attributes.at("batches") == 5);
+}
+
+TEST_CASE("a GLM kernel that forgets the response fails verification", "[glm][verification]") {
+    // r = mu - y becomes r = mu: a plausible bug, and fast.
+    const auto dir = test::patched_kernel_dir("glm/gradient.cl", "return mu - yi;", "return mu;");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_glm_gradient_probe();
+    const ProbeResult r = run_tiny(*probe, *session, 1001, 5);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed"));
+    CHECK(find_measurement(r, "glm.gradient.time") == nullptr);
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,96 @@
+// The GLM host model: deterministic data, the reference gradient against finite differences of
+// the loss, the Cholesky solve and the host fit recovering the true beta.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "glm/glm_model.hpp"
+
+using namespace clprobe::glm;
+
+namespace {
+
+// The penalised mean negative log-likelihood whose gradient reference_gradient computes.
+double loss(const Dataset& d, const std::vector<double>& beta, double lambda) {
+    double l = 0;
+    for (std::uint64_t i = 0; i < d.n; ++i) {
+        double eta = 0;
+        for (std::uint32_t j = 0; j < d.p; ++j)
+            eta += d.x[i * d.p + j] * beta[j];
+        l += d.family == Family::logistic ? std::log1p(std::exp(eta)) - d.y[i] * eta : std::exp(eta) - d.y[i] * eta;
+    }
+    double ridge = 0;
+    for (double b : beta)
+        ridge += b * b;
+    return l / static_cast<double>(d.n) + lambda / 2 * ridge;
+}
+
+}  // namespace
+
+TEST_CASE("glm datasets are deterministic and realistic", "[glm]") {
+    const Dataset a = make_dataset(2000, 5, Family::logistic, 7), b = make_dataset(2000, 5, Family::logistic, 7);
+    CHECK(a.x == b.x);
+    CHECK(a.y == b.y);
+    double positives = 0;
+    for (float y : a.y)
+        positives += y;
+    CHECK(positives / 2000 > 0.15);  // a realistic class balance, not all one class
+    CHECK(positives / 2000 < 0.5);
+    CHECK(a.x[0] == 1.0f);  // intercept column
+    const Dataset one = make_dataset(10, 1, Family::poisson, 7);
+    CHECK(one.x.size() == 10);
+}
+
+TEST_CASE("the reference gradient is the derivative of the loss", "[glm]") {
+    for (Family family : {Family::logistic, Family::poisson}) {
+        const Dataset d = make_dataset(300, 4, family, 3);
+        const auto beta = evaluation_beta(d);
+        const auto g = reference_gradient(d, beta, 0.01);
+        for (std::uint32_t j = 0; j < d.p; ++j) {
+            auto up = beta, down = beta;
+            up[j] += 1e-6;
+            down[j] -= 1e-6;
+            CHECK(g[j] == Approx((loss(d, up, 0.01) - loss(d, down, 0.01)) / 2e-6).margin(1e-6));
+        }
+    }
+}
+
+TEST_CASE("CSR matrices hold the requested density and the same gradient as their dense copy", "[glm]") {
+    const Dataset d = make_dataset(100, 20, Family::logistic, 5);
+    const CsrMatrix m = make_csr(100, 20, 0.25, 5);
+    CHECK(m.nnz() == 100 * 5);
+    const Dataset dense = densify(m, d);
+    const auto beta = evaluation_beta(d);
+    const auto a = reference_gradient(m, d.y, Family::logistic, beta, 0.0);
+    const auto b = reference_gradient(dense, beta, 0.0);
+    CHECK(relative_error(a, b) < 1e-12);
+}
+
+TEST_CASE("cholesky_solve solves SPD systems and rejects indefinite ones", "[glm]") {
+    std::vector<double> a{4, 2, 2, 3}, b{2, 1};
+    REQUIRE(cholesky_solve(a, b, 2));
+    CHECK(4 * b[0] + 2 * b[1] == Approx(2));
+    CHECK(2 * b[0] + 3 * b[1] == Approx(1));
+    std::vector<double> bad{1, 2, 2, 1}, c{1, 1};
+    CHECK_FALSE(cholesky_solve(bad, c, 2));
+}
+
+TEST_CASE("the host fit recovers the true beta and zeroes the gradient", "[glm]") {
+    for (Family family : {Family::logistic, Family::poisson}) {
+        const Dataset d = make_dataset(20000, 3, family, 11);
+        FitSettings s;
+        const FitResult f = host_fit(d, s);
+        REQUIRE(f.converged);
+        CHECK(f.iterations < 15);
+        CHECK(max_abs_difference(f.beta, d.beta_true) < 0.1);
+        const auto g = reference_gradient(d, f.beta, s.lambda);
+        for (double v : g)
+            CHECK(std::fabs(v) < 1e-8);
+    }
+}
+
+TEST_CASE("default shapes grow with the mode", "[glm]") {
+    CHECK(default_shape(Mode::quick).rows < default_shape(Mode::standard).rows);
+    CHECK(default_shape(Mode::standard).rows < default_shape(Mode::full).rows);
+    CHECK(default_shape(Mode::quick).cols == 64);
+}

@@ -1,0 +1,263 @@
+// Transfer rules on synthetic measurements: each rule just above and below its threshold, with
+// noisy inputs (a gap inside the noise is no finding) and with an input missing.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "core/report.hpp"
+#include "rules/analysis.hpp"
+#include "rules/transfer_rules.hpp"
+
+using namespace clprobe;
+
+namespace {
+
+std::vector<double> steady(double v) {
+    return {v, v, v, v, v};
+}
+
+// Median m, coefficient of variation exactly cv.
+std::vector<double> spread(double m, double cv) {
+    return {m * (1 - cv), m, m * (1 + cv)};
+}
+
+Measurement rate(const std::string& metric, std::vector<double> samples, Labels labels = {}) {
+    return make_measurement(metric, "GB/s", std::move(labels), std::move(samples), TimerKind::device_profiling);
+}
+
+Measurement seconds(const std::string& metric, std::vector<double> samples, Labels labels) {
+    return make_measurement(metric, "s", std::move(labels), std::move(samples), TimerKind::host_steady_clock, false);
+}
+
+RunReport report_of(std::vector<Measurement> measurements, const std::string& type = "gpu") {
+    RunReport r;
+    DeviceInfo d;
+    d.name = "Synthetic device";
+    d.type = type;
+    d.profiling = true;
+    r.device = d;
+    ProbeResult p;
+    p.id = "transfer.synthetic";
+    p.layer = "transfer";
+    p.measurements = std::move(measurements);
+    r.results.push_back(std::move(p));
+    return r;
+}
+
+RunReport analyzed(RunReport r, const std::string& rule_id) {
+    for (auto& rule : transfer_rules())
+        if (rule.id == rule_id) {
+            analyze(r, {rule});
+            return r;
+        }
+    FAIL("no transfer rule " << rule_id);
+    return r;
+}
+
+void check_silent(const RunReport& r) {
+    CHECK(r.findings.empty());
+    CHECK(r.rules_not_evaluated.empty());
+}
+
+void check_missing(const RunReport& r, const std::string& rule_id) {
+    CHECK(r.findings.empty());
+    REQUIRE(r.rules_not_evaluated.size() == 1);
+    CHECK(r.rules_not_evaluated[0].rule == rule_id);
+    CHECK_FALSE(r.rules_not_evaluated[0].reason.empty());
+}
+
+const Finding& single(const RunReport& r, const std::string& id) {
+    CHECK(r.rules_not_evaluated.empty());
+    REQUIRE(r.findings.size() == 1);
+    const Finding& f = r.findings[0];
+    CHECK(f.id == id);
+    CHECK(f.layer == "transfer");
+    CHECK_FALSE(f.title.empty());
+    CHECK_FALSE(f.suggestion.empty());
+    CHECK_FALSE(f.gain_basis.empty());
+    CHECK_FALSE(f.evidence.empty());
+    return f;
+}
+
+// Headlines of the bandwidth probe.
+std::vector<Measurement> headlines(double pinned, double pageable, double cv = 0) {
+    return {rate("transfer.h2d.pinned.bandwidth", cv ? spread(pinned, cv) : steady(pinned)),
+            rate("transfer.h2d.pageable.bandwidth", cv ? spread(pageable, cv) : steady(pageable))};
+}
+
+// A serial stand-in pipeline whose upload is half of the step.
+std::vector<Measurement> pipeline() {
+    return {seconds("transfer.pipeline.stage_time", steady(0.5), {{"stage", "upload"}, {"variant", "serial"}}),
+            seconds("transfer.pipeline.stage_time", steady(0.3), {{"stage", "compute"}, {"variant", "serial"}}),
+            seconds("transfer.pipeline.stage_time", steady(0.2), {{"stage", "download"}, {"variant", "serial"}})};
+}
+
+std::vector<Measurement> with(std::vector<Measurement> a, const std::vector<Measurement>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- transfer.pageable_slow
+
+TEST_CASE("transfer.pageable_slow: pinned 2x pageable on a GPU targets the upload stage", "[rules][transfer]") {
+    const RunReport r = analyzed(report_of(with(headlines(20, 10), pipeline())), "transfer.pageable_slow");
+    const Finding& f = single(r, "transfer.pageable_slow");
+    CHECK(f.severity == Severity::high);
+    REQUIRE(f.target);
+    CHECK(f.target->stage == "upload");
+    CHECK(f.target->pipeline == "transfer.pipeline");
+    CHECK(f.target->stage_gain == Approx(0.5));
+    CHECK(*f.target->pipeline_share == Approx(0.5));
+    CHECK(*f.estimated_gain == Approx(0.25));
+    CHECK_THAT(f.suggestion, Catch::Contains("CL_MEM_ALLOC_HOST_PTR"));
+}
+
+TEST_CASE("transfer.pageable_slow: below 1.25x, noisy, or a CPU device: no finding", "[rules][transfer]") {
+    check_silent(analyzed(report_of(headlines(12, 10)), "transfer.pageable_slow"));
+    check_silent(analyzed(report_of(headlines(20, 10, 0.3)), "transfer.pageable_slow"));
+    // A CPU device's "transfer" is a memcpy: pinning cannot help, so it is never suggested.
+    check_silent(analyzed(report_of(headlines(20, 10), "cpu"), "transfer.pageable_slow"));
+}
+
+TEST_CASE("transfer.pageable_slow: missing headlines are reported", "[rules][transfer]") {
+    check_missing(analyzed(report_of({}), "transfer.pageable_slow"), "transfer.pageable_slow");
+}
+
+// ---------------------------------------------------------------- transfer.small_transfers
+
+std::vector<Measurement> sweep(double small, double large, double cv = 0) {
+    const Labels base{{"path", "pageable"}, {"blocking", "true"}};
+    Labels s = base, l = base;
+    s["size"] = "4096";
+    l["size"] = "268435456";
+    return {rate("transfer.h2d.pageable.bandwidth", cv ? spread(small, cv) : steady(small), s),
+            rate("transfer.h2d.pageable.bandwidth", cv ? spread(large, cv) : steady(large), l),
+            make_measurement("transfer.half_peak_size", "bytes",
+                             {{"direction", "h2d"}, {"path", "pageable"}, {"blocking", "true"}}, {262144},
+                             TimerKind::none, false)};
+}
+
+TEST_CASE("transfer.small_transfers: a 4 KiB copy at a tenth of the peak names the half-peak size",
+          "[rules][transfer]") {
+    const RunReport r = analyzed(report_of(sweep(1, 10)), "transfer.small_transfers");
+    const Finding& f = single(r, "transfer.small_transfers");
+    CHECK_FALSE(f.estimated_gain);  // depends on the sizes the user's code moves
+    CHECK_THAT(f.suggestion, Catch::Contains("256 KiB"));
+    CHECK(f.evidence.size() == 3);
+}
+
+TEST_CASE("transfer.small_transfers: below 4x or noisy: no finding; one size: missing", "[rules][transfer]") {
+    check_silent(analyzed(report_of(sweep(3, 10)), "transfer.small_transfers"));
+    check_silent(analyzed(report_of(sweep(1, 10, 0.6)), "transfer.small_transfers"));
+    auto one = sweep(1, 10);
+    one.erase(one.begin());
+    check_missing(analyzed(report_of(one), "transfer.small_transfers"), "transfer.small_transfers");
+}
+
+// ---------------------------------------------------------------- transfer.no_overlap
+
+std::vector<Measurement> overlap(double serial, double overlapped, double efficiency, double cv = 0) {
+    return {seconds("transfer.pipeline.step_time", cv ? spread(serial, cv) : steady(serial), {{"variant", "serial"}}),
+            seconds("transfer.pipeline.step_time", cv ? spread(overlapped, cv) : steady(overlapped),
+                    {{"variant", "overlapped"}}),
+            make_measurement("transfer.overlap.efficiency", "fraction", {}, steady(efficiency),
+                             TimerKind::host_steady_clock)};
+}
+
+TEST_CASE("transfer.no_overlap: a device that overlaps gets the measured step gain", "[rules][transfer]") {
+    const RunReport r = analyzed(report_of(overlap(1.0, 0.6, 0.8)), "transfer.no_overlap");
+    const Finding& f = single(r, "transfer.no_overlap");
+    CHECK(*f.estimated_gain == Approx(0.4));
+    CHECK_THAT(f.suggestion, Catch::Contains("queues"));
+}
+
+TEST_CASE("transfer.no_overlap: a device that cannot overlap is told to copy less", "[rules][transfer]") {
+    const RunReport r = analyzed(report_of(overlap(1.0, 1.0, 0.02), "cpu"), "transfer.no_overlap");
+    const Finding& f = single(r, "transfer.no_overlap");
+    CHECK_FALSE(f.estimated_gain);
+    CHECK_THAT(f.suggestion, Catch::Contains("zero-copy"));
+    CHECK_THAT(f.suggestion, !Catch::Contains("PCIe"));
+}
+
+TEST_CASE("transfer.no_overlap: partial overlap inside the noise, or missing inputs", "[rules][transfer]") {
+    // Efficiency 30%, gap inside the noise: neither claim can be made.
+    check_silent(analyzed(report_of(overlap(1.0, 0.8, 0.3, 0.2)), "transfer.no_overlap"));
+    check_missing(analyzed(report_of({}), "transfer.no_overlap"), "transfer.no_overlap");
+}
+
+// ---------------------------------------------------------------- transfer.numa_penalty
+
+std::vector<Measurement> numa(double node0, double node1, double cv = 0) {
+    return {
+        rate("transfer.numa.h2d.bandwidth", cv ? spread(node0, cv) : steady(node0), {{"node", "0"}, {"local", "yes"}}),
+        rate("transfer.numa.h2d.bandwidth", cv ? spread(node1, cv) : steady(node1), {{"node", "1"}, {"local", "no"}})};
+}
+
+TEST_CASE("transfer.numa_penalty: the slow node costs upload time; the command binds to the fast one",
+          "[rules][transfer]") {
+    const RunReport r = analyzed(report_of(with(numa(20, 12), pipeline())), "transfer.numa_penalty");
+    const Finding& f = single(r, "transfer.numa_penalty");
+    REQUIRE(f.target);
+    CHECK(f.target->stage_gain == Approx(0.4));
+    CHECK_THAT(f.suggestion, Catch::Contains("numactl --cpunodebind=0 --membind=0"));
+}
+
+TEST_CASE("transfer.numa_penalty: below 1.15x or noisy: no finding; one node: missing", "[rules][transfer]") {
+    check_silent(analyzed(report_of(numa(20, 18)), "transfer.numa_penalty"));
+    check_silent(analyzed(report_of(numa(20, 12, 0.25)), "transfer.numa_penalty"));
+    auto one = numa(20, 12);
+    one.pop_back();
+    check_missing(analyzed(report_of(one), "transfer.numa_penalty"), "transfer.numa_penalty");
+}
+
+// ---------------------------------------------------------------- transfer.link_underused
+
+std::vector<Measurement> link(double link_gbps, double pinned, double cv = 0) {
+    auto m = headlines(pinned, pinned / 2, cv);
+    m.push_back(make_measurement("topology.device.link_bandwidth", "GB/s", {}, {link_gbps}, TimerKind::none));
+    return m;
+}
+
+TEST_CASE("transfer.link_underused: pinned at a quarter of the link", "[rules][transfer]") {
+    const RunReport r = analyzed(report_of(link(31.5, 8)), "transfer.link_underused");
+    const Finding& f = single(r, "transfer.link_underused");
+    CHECK(f.severity == Severity::high);
+    REQUIRE(f.target);
+    CHECK(f.target->stage_gain == Approx(1 - 8 / 31.5));
+    CHECK_THAT(f.suggestion, Catch::Contains("iommu"));
+}
+
+TEST_CASE("transfer.link_underused: above half the link, noisy, CPU device, or no link", "[rules][transfer]") {
+    check_silent(analyzed(report_of(link(31.5, 20)), "transfer.link_underused"));
+    check_silent(analyzed(report_of(link(31.5, 14, 0.4)), "transfer.link_underused"));
+    check_silent(analyzed(report_of(link(31.5, 8), "cpu"), "transfer.link_underused"));
+    check_missing(analyzed(report_of(headlines(8, 4)), "transfer.link_underused"), "transfer.link_underused");
+}
+
+// ---------------------------------------------------------------- transfer.zero_copy_available
+
+std::vector<Measurement> zero_copy(double zero, double pageable, double cv = 0) {
+    return {rate("transfer.h2d.zero_copy.bandwidth", cv ? spread(zero, cv) : steady(zero)),
+            rate("transfer.h2d.pageable.bandwidth", cv ? spread(pageable, cv) : steady(pageable))};
+}
+
+TEST_CASE("transfer.zero_copy_available: on a CPU device mapping beats copying", "[rules][transfer]") {
+    const RunReport r =
+        analyzed(report_of(with(zero_copy(1000, 10), pipeline()), "cpu"), "transfer.zero_copy_available");
+    const Finding& f = single(r, "transfer.zero_copy_available");
+    REQUIRE(f.target);
+    CHECK(f.target->stage == "upload");
+    CHECK(f.target->stage_gain == Approx(0.99));
+    CHECK(*f.estimated_gain == Approx(0.99 * 0.5));
+    CHECK_THAT(f.suggestion, Catch::Contains("clEnqueueMapBuffer"));
+}
+
+TEST_CASE("transfer.zero_copy_available: below 1.25x, noisy, or a discrete GPU: no finding", "[rules][transfer]") {
+    check_silent(analyzed(report_of(zero_copy(11, 10), "cpu"), "transfer.zero_copy_available"));
+    check_silent(analyzed(report_of(zero_copy(20, 10, 0.4), "cpu"), "transfer.zero_copy_available"));
+    check_silent(analyzed(report_of(zero_copy(1000, 10), "gpu"), "transfer.zero_copy_available"));
+    check_missing(analyzed(report_of({}, "cpu"), "transfer.zero_copy_available"), "transfer.zero_copy_available");
+}
