@@ -6,7 +6,8 @@ AttentionConfig config_for(const RunOptions& options) {
     AttentionConfig c;
     switch (options.mode) {
         case RunMode::quick:
-            c.seq = 512;
+            c.seq = 192;
+            c.requests = 4;
             c.kv_lens = {2048};
             c.tile_sweep = false;
             c.verify_rows = 16;
@@ -20,7 +21,7 @@ AttentionConfig config_for(const RunOptions& options) {
             c.decode_steps = 16;
             break;
         default:
-            c.seq = 1024;
+            c.seq = 512;
             c.kv_lens = {512, 4096};
             break;
     }

@@ -1,6 +1,7 @@
 #pragma once
 // The attention workload's shapes for a run: the user's --attn-* options where given, else the
-// mode's defaults (sized so --quick stays within seconds and --full probes long contexts).
+// mode's defaults, sized by the unfused baseline (its score matrix grows with seq^2) so --quick
+// stays within seconds, while --full probes long prompts and contexts.
 #include <cstdint>
 #include <vector>
 
@@ -12,10 +13,10 @@ struct AttentionConfig {
     std::uint32_t batch = 1, heads = 8, seq = 1024, head_dim = 64;
     bool causal = false;
     std::vector<std::uint32_t> kv_lens;  // decode cache lengths
-    bool tile_sweep = true;               // fused prefill: several tiles, or the default one
-    std::uint32_t verify_rows = 32;       // rows per sequence-head checked against the reference
-    std::uint32_t requests = 8;           // batching: requests per batch
-    std::uint32_t decode_steps = 8;       // serving step: tokens generated after the prefill
+    bool tile_sweep = true;              // fused prefill: several tiles, or the default one
+    std::uint32_t verify_rows = 32;      // rows per sequence-head checked against the reference
+    std::uint32_t requests = 8;          // batching: requests per batch
+    std::uint32_t decode_steps = 8;      // serving step: tokens generated after the prefill
 };
 
 AttentionConfig config_for(const RunOptions& options);

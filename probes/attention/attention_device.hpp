@@ -67,11 +67,21 @@ struct FusedTile {
     std::uint32_t rows = 0, keys = 0;
     std::string label() const;  // "32x64"
 };
-// Tiles whose K and V stages fit the device's local memory and whose group fits its work-group limit.
+// Tiles whose K and V stages fit the device's local memory and whose group fits its work-group
+// limit: the sweep's, or (sweep false, or none of them fits) the one preferred tile that fits.
 std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep);
 
 cl::Event enqueue_fused(cl::CommandQueue& q, cl::Kernel& k, const DeviceTensors& t, const HeadSet& heads,
                         const PrefillProblem& p, FusedTile tile);
+
+// Decode kernels: local memory of one work-group (LOCAL_STRIDE floats per work-item) and floats
+// of one split's partial result (RED_STRIDE), as kernels/attention/attention.cl lays them out.
+inline std::size_t decode_local_bytes(std::size_t work_group, std::uint32_t head_dim) {
+    return work_group * (head_dim + 3) * sizeof(float);
+}
+inline std::size_t decode_partial_floats(std::uint32_t head_dim) {
+    return head_dim + 2;
+}
 
 // The unfused path on a uniform problem: scores to global memory, softmax, PV.
 struct UnfusedKernels {

@@ -21,8 +21,8 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
     return out;
 }
 
-void reference_row(const float* q, const float* k, const float* v, std::size_t keys, std::size_t head_dim,
-                   double scale, double* out) {
+void reference_row(const float* q, const float* k, const float* v, std::size_t keys, std::size_t head_dim, double scale,
+                   double* out) {
     std::vector<double> s(keys);
     double m = -std::numeric_limits<double>::infinity();
     for (std::size_t j = 0; j < keys; ++j) {

@@ -12,8 +12,8 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed);
 
 // Softmax(q . k_j * scale) weighted sum of v_j over keys j in [0, keys), in double: one output
 // row of attention. k and v hold `keys` rows of head_dim floats.
-void reference_row(const float* q, const float* k, const float* v, std::size_t keys, std::size_t head_dim,
-                   double scale, double* out);
+void reference_row(const float* q, const float* k, const float* v, std::size_t keys, std::size_t head_dim, double scale,
+                   double* out);
 
 // Keys query row i of a sequence of `len` tokens attends to (causal: itself and the past).
 inline std::size_t visible_keys(std::size_t i, std::size_t len, bool causal) {

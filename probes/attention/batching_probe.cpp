@@ -68,7 +68,10 @@ class BatchingProbe final : public Probe {
             std::vector<std::uint32_t> extents;
         };
         std::vector<Strategy> strategies;
-        strategies.push_back({"padded", &padded, &tpad, {make_head_set(s, padded, heads_of(everyone), longest)},
+        strategies.push_back({"padded",
+                              &padded,
+                              &tpad,
+                              {make_head_set(s, padded, heads_of(everyone), longest)},
                               std::vector<std::uint32_t>(lengths.size(), longest)});
         Strategy bucketed{"bucketed", &padded, &tpad, {}, extents_of(lengths, buckets)};
         for (const auto& b : buckets)

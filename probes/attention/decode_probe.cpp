@@ -108,7 +108,7 @@ class DecodeProbe final : public Probe {
         if (fp16) out.attributes["fp16_advertised"] = info.fp16;
 
         const std::size_t wg = pow2_at_most(std::clamp<std::uint64_t>(info.max_work_group_size, 1, 64));
-        const std::size_t local_bytes = wg * (d + 2) * sizeof(float);
+        const std::size_t local_bytes = decode_local_bytes(wg, d);
         if (info.local_mem_bytes && local_bytes > info.local_mem_bytes)
             throw ProbeUnsupported("the decode merge does not fit local memory");
         const std::vector<float> query = random_values(std::size_t{bh} * d, 11);
@@ -137,7 +137,8 @@ class DecodeProbe final : public Probe {
             // Enough groups to fill the device: a few per compute unit, each at least 256 keys.
             const std::uint32_t splits = std::clamp<std::uint32_t>(
                 (4 * std::max<std::uint32_t>(1, info.compute_units) + bh - 1) / bh, 2, std::max(2u, kv_len / 256));
-            cl::Buffer part = make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{bh} * splits * (d + 2) * 4);
+            cl::Buffer part =
+                make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{bh} * splits * decode_partial_floats(d) * 4);
 
             InterleavedSampler sampler(config);
             struct Run {
@@ -210,7 +211,8 @@ class DecodeProbe final : public Probe {
                 out.measurements.push_back(derived("attention.decode.error", "relative", labels, r.error, false));
             }
         }
-        if (!peak) out.attributes["peak_fraction_missing"] = "kernel.peak.bandwidth was not measured earlier in this run";
+        if (!peak)
+            out.attributes["peak_fraction_missing"] = "kernel.peak.bandwidth was not measured earlier in this run";
         out.attributes["work_group_size"] = wg;
         out.attributes["int8_group"] = group;
         out.attributes["bytes_counted"] = "K and V cache (and int8 scales) plus query and output, per decode step";
@@ -227,9 +229,10 @@ class DecodeProbe final : public Probe {
         for (std::size_t h = 0; h < want.size() / d; ++h) {
             const double err = row_error(&got[h * d], &want[h * d], d);
             if (!(err <= tr.tolerance))
-                throw VerificationError(fmt::format("decode {} with {} split(s): head {} has relative error {:.3g} "
-                                                    "(limit {:.0e})",
-                                                    tr.name, splits, h, err, tr.tolerance));
+                throw VerificationError(
+                    fmt::format("decode {} with {} split(s): head {} has relative error {:.3g} "
+                                "(limit {:.0e})",
+                                tr.name, splits, h, err, tr.tolerance));
             worst = std::max(worst, err);
         }
         return worst;
@@ -242,7 +245,8 @@ class DecodeProbe final : public Probe {
 }  // namespace
 
 std::unique_ptr<Probe> make_attention_decode_probe() {
-    return std::make_unique<DecodeProbe>("attention.decode", std::vector<KvPrecision>{KvPrecision::fp32, KvPrecision::int8});
+    return std::make_unique<DecodeProbe>("attention.decode",
+                                         std::vector<KvPrecision>{KvPrecision::fp32, KvPrecision::int8});
 }
 
 std::unique_ptr<Probe> make_attention_decode_fp16_probe() {

@@ -48,8 +48,8 @@ void host_prefill(const PrefillProblem& p, std::vector<float>& scores, std::vect
     for (std::uint32_t h = 0; h < p.heads(); ++h) {
         check_stop();
         const std::size_t base = std::size_t{p.starts[h]} * p.head_dim;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, d, static_cast<float>(p.scale()), &p.q[base],
-                    d, &p.k[base], d, 0.0f, scores.data(), seq);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, d, static_cast<float>(p.scale()), &p.q[base], d,
+                    &p.k[base], d, 0.0f, scores.data(), seq);
         softmax_rows(scores.data(), static_cast<std::size_t>(seq), p.causal);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, d, seq, 1.0f, scores.data(), seq, &p.v[base], d,
                     0.0f, &out[base], d);
@@ -93,7 +93,6 @@ class HostBlasProbe final : public Probe {
         out.attributes["blas_threads"] = openblas_get_num_threads();
         out.attributes["sampling"] = sampling_note(config);
     }
-
 };
 
 }  // namespace

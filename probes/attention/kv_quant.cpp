@@ -12,7 +12,8 @@ std::size_t kv_group_for(std::size_t head_dim) {
 }
 
 Int8Values quantize_int8(const std::vector<float>& x, std::size_t group) {
-    if (group == 0 || x.size() % group != 0) throw std::invalid_argument("quantize_int8: length not a multiple of group");
+    if (group == 0 || x.size() % group != 0)
+        throw std::invalid_argument("quantize_int8: length not a multiple of group");
     Int8Values q;
     q.group = group;
     q.values.resize(x.size());
@@ -44,7 +45,7 @@ std::uint16_t float_to_half(float f) {
     if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // rounds past 65504
     const int exp = static_cast<int>(abs >> 23) - 127;
     std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;  // with the implicit bit
-    int shift;                                            // bits of mant dropped
+    int shift;                                           // bits of mant dropped
     std::uint32_t hexp;
     if (exp < -14) {  // subnormal half: value = m * 2^-24
         shift = 13 + (-14 - exp);

@@ -40,7 +40,8 @@ class PrefillProbe final : public Probe {
         const PrefillProblem p = uniform_problem(c.batch, c.heads, c.seq, c.head_dim, c.causal, 1);
         const std::uint64_t tensor_bytes = p.q.size() * sizeof(float);
         if (fit_buffer_bytes(s.info(), tensor_bytes, 4, 1) < tensor_bytes)
-            throw ProbeUnsupported(fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes)));
+            throw ProbeUnsupported(
+                fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes)));
         const cl::Program& program = attention_program(s, c.head_dim);
         DeviceTensors t = upload(s, p);
         std::vector<std::uint32_t> all(p.heads());
@@ -60,8 +61,9 @@ class PrefillProbe final : public Probe {
         if (fit_buffer_bytes(s.info(), static_cast<std::uint64_t>(score_bytes), 5, 1) >= score_bytes) {
             unfused = make_unfused(s, p);
             sampler.add([&](std::int64_t n) {
-                return time_steps(q, s.profiling(), n, [&](auto& ev) { enqueue_unfused(q, *unfused, t, p, ev); },
-                                  "attention unfused");
+                return time_steps(
+                    q, s.profiling(), n, [&](auto& ev) { enqueue_unfused(q, *unfused, t, p, ev); },
+                    "attention unfused");
             });
             errors.push_back(verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "unfused prefill"));
             variants.push_back({"unfused", "none", 4.0 * tensor_bytes + score_matrix_traffic(p)});
@@ -96,7 +98,8 @@ class PrefillProbe final : public Probe {
             Measurement rate = make_measurement("attention.prefill.gflops", "GFLOP/s", labels,
                                                 to_rates(sets[i], flops, 1e-9), sets[i].timer);
             rate.iterations_per_sample = sets[i].iterations;
-            if (peak) out.measurements.push_back(fraction_of_peak("attention.prefill.peak_fraction", labels, rate, *peak));
+            if (peak)
+                out.measurements.push_back(fraction_of_peak("attention.prefill.peak_fraction", labels, rate, *peak));
             add_roofline_point(out, fmt::format("attention {} {}", variants[i].name, variants[i].tile),
                                flops / variants[i].bytes, rate.summary.median);
             out.measurements.push_back(std::move(rate));
@@ -110,8 +113,8 @@ class PrefillProbe final : public Probe {
             out.attributes["score_matrix_bytes"] = score_bytes;
         }
         if (!peak) out.attributes["peak_fraction_missing"] = "kernel.peak.fp32 was not measured earlier in this run";
-        out.attributes["shape"] = {{"batch", c.batch}, {"heads", c.heads}, {"seq", c.seq}, {"head_dim", c.head_dim},
-                                   {"causal", c.causal}};
+        out.attributes["shape"] = {
+            {"batch", c.batch}, {"heads", c.heads}, {"seq", c.seq}, {"head_dim", c.head_dim}, {"causal", c.causal}};
         out.attributes["flops_counted"] = "4 * head_dim per query-key pair (QK^T and PV multiply-adds)";
         out.attributes["sampling"] = sampling_note(config);
     }

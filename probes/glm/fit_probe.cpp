@@ -22,7 +22,7 @@ using namespace glm;
 
 // The host reference fit costs n p^2 per iteration in double: fits use at most this many rows.
 std::uint64_t fit_rows_cap(RunMode mode) {
-    return mode == RunMode::quick ? (1u << 14) : mode == RunMode::full ? (1u << 18) : (1u << 16);
+    return mode == RunMode::quick ? (1u << 13) : mode == RunMode::full ? (1u << 18) : (1u << 14);
 }
 
 // fp32 sums bound how far Newton can refine beta; the host fit goes on to 1e-7.
@@ -69,7 +69,10 @@ class FitProbe final : public Probe {
         const Shape shape = shape_for(ctx.options);
         const std::uint64_t n = std::min(shape.rows, fit_rows_cap(ctx.options.mode));
         const std::uint32_t p = shape.cols;
-        const SamplerConfig config = sampler_for(ctx.options.mode);
+        SamplerConfig config = sampler_for(ctx.options.mode);
+        // Whole fits are long batches already: a few samples each.
+        config.samples = std::min(config.samples, 3);
+        config.budget_seconds = ctx.options.mode == RunMode::quick ? 0.2 : ctx.options.mode == RunMode::full ? 3 : 0.6;
         FitSettings settings;
         settings.lambda = ridge_lambda;
         nlohmann::json fits = nlohmann::json::array();

@@ -17,6 +17,8 @@ constexpr const char* gradient_file = "glm/gradient.cl";
 constexpr const char* sparse_file = "glm/sparse.cl";
 constexpr const char* newton_file = "glm/newton.cl";
 
+constexpr std::size_t max_partial_wg = 256;
+
 std::uint64_t round_up(std::uint64_t v, std::uint64_t m) {
     return (v + m - 1) / m * m;
 }
@@ -67,8 +69,9 @@ void work_buffers(DeviceSession& s, DeviceData& d, const std::vector<double>& be
     const std::size_t e = real_bytes(d.fp64);
     d.beta = filled(s, as_reals(beta, d.fp64));
     d.r = make_buffer(s.context(), CL_MEM_READ_WRITE, std::max(d.n, d.ld) * e);
-    d.partial_groups = max_groups;
-    d.partial = make_buffer(s.context(), CL_MEM_READ_WRITE, max_groups * d.p * e);
+    // Room for one partial gradient per work-item of the row kernels (work-groups up to 256).
+    d.partial_groups = max_groups * max_partial_wg;
+    d.partial = make_buffer(s.context(), CL_MEM_READ_WRITE, d.partial_groups * d.p * e);
     d.g = make_buffer(s.context(), CL_MEM_READ_WRITE, d.p * e);
 }
 
@@ -173,7 +176,7 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
     const auto kernel = [&](const std::string& file, const std::string& name) {
         return s.kernels().kernel(file, name.c_str(), opts);
     };
-    const std::size_t max_groups = std::min(gradient_groups(info), data.partial_groups);
+    const std::size_t max_groups = std::min(gradient_groups(info), data.partial_groups / max_partial_wg);
     std::vector<Launch> out;
 
     const auto reduce = [&](std::size_t groups) {
@@ -203,22 +206,22 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
     };
 
     if (v.format == Format::csr) {
-        need_local(wg * p * e);
+        if (wg > max_partial_wg)
+            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v.name(), max_partial_wg));
         const std::size_t items = max_groups * wg;
-        cl::Kernel k = kernel(sparse_file, "grad_csr_local");
+        cl::Kernel k = kernel(sparse_file, "grad_csr_part");
         k.setArg(0, data.row_ptr);
         k.setArg(1, data.cols);
         k.setArg(2, data.x);
         k.setArg(3, data.y);
         k.setArg(4, data.beta);
         k.setArg(5, data.partial);
-        k.setArg(6, cl::Local(wg * p * e));
-        k.setArg(7, u32(n));
-        k.setArg(8, p);
-        k.setArg(9, u32((n + items - 1) / items));
-        k.setArg(10, fam);
+        k.setArg(6, u32(n));
+        k.setArg(7, p);
+        k.setArg(8, u32((n + items - 1) / items));
+        k.setArg(9, fam);
         out.push_back({k, items, wg});
-        reduce(max_groups);
+        reduce(items);
         return out;
     }
 
@@ -239,7 +242,8 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
             zero_and_finalize({k, items, wg});
             return out;
         }
-        need_local(wg * p * e);
+        if (wg > max_partial_wg)
+            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v.name(), max_partial_wg));
         if (v.passes == 2) {
             cl::Kernel k = kernel(gradient_file, fmt::format("residual_row_v{}", w));
             k.setArg(0, data.x);
@@ -252,20 +256,21 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
             k.setArg(7, fam);
             out.push_back({k, items, wg});
         }
-        cl::Kernel k = kernel(gradient_file, fmt::format("grad_row_local_v{}", w));
+        // Each work-item sums its rows into its own partial slice (no barrier, no atomics: CPU
+        // devices keep the slice in L1); the second pass adds the work-items' partials.
+        cl::Kernel k = kernel(gradient_file, fmt::format("grad_row_part_v{}", w));
         k.setArg(0, data.x);
         k.setArg(1, data.y);
         k.setArg(2, data.beta);
         k.setArg(3, data.r);
         k.setArg(4, data.partial);
-        k.setArg(5, cl::Local(wg * p * e));
-        k.setArg(6, u32(n));
-        k.setArg(7, p);
-        k.setArg(8, rows_per_item);
-        k.setArg(9, fam);
-        k.setArg(10, cl_uint{v.passes == 1});
+        k.setArg(5, u32(n));
+        k.setArg(6, p);
+        k.setArg(7, rows_per_item);
+        k.setArg(8, fam);
+        k.setArg(9, cl_uint{v.passes == 1});
         out.push_back({k, items, wg});
-        reduce(max_groups);
+        reduce(items);
         return out;
     }
 

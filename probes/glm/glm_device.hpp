@@ -46,7 +46,7 @@ struct DeviceData {
     std::uint64_t nnz = 0;
     cl::Buffer x, y, beta, r, partial, g;
     cl::Buffer row_ptr, cols;        // CSR only
-    std::size_t partial_groups = 0;  // groups the partial buffer has room for
+    std::size_t partial_groups = 0;  // partial gradients the partial buffer has room for
 };
 
 // Element size of a variant's reals.

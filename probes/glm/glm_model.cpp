@@ -289,13 +289,13 @@ std::vector<double> evaluation_beta(const Dataset& d) {
 Shape default_shape(Mode mode) {
     switch (mode) {
         case Mode::quick:
-            return {1ull << 18, 64, 0.05, 1ull << 15};
+            return {1ull << 17, 64, 0.05, 1ull << 15};
         case Mode::full:
             return {1ull << 22, 64, 0.05, 1ull << 17};
         case Mode::standard:
             break;
     }
-    return {1ull << 20, 64, 0.05, 1ull << 16};
+    return {1ull << 19, 64, 0.05, 1ull << 16};
 }
 
 }  // namespace clprobe::glm

@@ -33,16 +33,17 @@ struct Planned {
     double bytes = 0, flops = 0;
 };
 
-std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t p) {
+// Quick mode measures one step either side of the base on each axis; the other modes sweep wider.
+std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t p, RunMode mode) {
+    const bool quick = mode == RunMode::quick;
     std::vector<GradientVariant> out;
     const auto fits = [&](const GradientVariant& v) {
-        const std::uint64_t local = v.layout == Layout::row ? v.wg * p : v.wg * v.vector + p;
+        // Row kernels keep per-work-item partials in global memory; column kernels tile in local memory.
+        const std::uint64_t local = v.layout == Layout::row ? 0 : v.wg * v.vector + p;
         return v.wg <= info.max_work_group_size && local * real_bytes(v.fp64) <= info.local_mem_bytes;
     };
-    GradientVariant base;  // row-major, fused, local reduction, float8, 64 items, fp32
+    GradientVariant base;  // row-major, fused, partial sums, float8, 64 items, fp32
     base.wg = std::min<std::size_t>(64, info.max_work_group_size);
-    while (base.wg > 1 && !fits(base))
-        base.wg /= 2;
     const auto add = [&](GradientVariant v) {
         if (!fits(v)) return;
         for (const auto& o : out)
@@ -50,13 +51,13 @@ std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t 
         out.push_back(v);
     };
     add(base);
-    for (int w : {1, 4, 16}) {  // vector width
+    for (int w : quick ? std::vector<int>{1} : std::vector<int>{1, 4, 16}) {  // vector width
         auto v = base;
         v.vector = w;
         add(v);
     }
-    for (std::size_t wg : {16, 32, 128, 256}) {  // work-group size
-        auto v = base;
+    for (std::size_t wg : quick ? std::vector<std::size_t>{16, 256} : std::vector<std::size_t>{16, 32, 128, 256}) {
+        auto v = base;  // work-group size
         v.wg = wg;
         add(v);
     }
@@ -65,7 +66,7 @@ std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t 
         v.passes = 2;
         add(v);
     }
-    for (int passes : {1, 2}) {  // column-major layout
+    for (int passes : quick ? std::vector<int>{1} : std::vector<int>{1, 2}) {  // column-major layout
         auto v = base;
         v.layout = Layout::col;
         v.vector = 4;
@@ -118,25 +119,35 @@ class GradientProbe final : public Probe {
 
         const auto data = shared_dataset(n, p, Family::logistic);
         const std::vector<double> beta = evaluation_beta(*data);
-        const double inv_n = 1.0 / static_cast<double>(n);
         std::vector<double> reference = reference_gradient(*data, beta, ridge_lambda);
-        const std::uint64_t atomic_rows = std::min(n, atomic_rows_cap);
+        const std::uint64_t atomic_rows =
+            std::min(n, ctx.options.mode == RunMode::quick ? atomic_rows_cap / 4 : atomic_rows_cap);
         std::vector<double> atomic_reference = reference_gradient(*data, beta, ridge_lambda, atomic_rows);
         const CsrMatrix csr = make_csr(n, p, shape.density, data_seed);
         std::vector<double> csr_reference = reference_gradient(csr, data->y, Family::logistic, beta, ridge_lambda);
         check_stop();
 
         const std::size_t groups = gradient_groups(info);
-        const auto variants = variants_for(info, p);
+        const auto variants = variants_for(info, p, ctx.options.mode);
         DeviceData row32 = upload_dense(s, *data, Layout::row, false, beta, groups);
         DeviceData col32 = upload_dense(s, *data, Layout::col, false, beta, groups);
         DeviceData row64;
         if (info.fp64) row64 = upload_dense(s, *data, Layout::row, true, beta, groups);
         DeviceData csr32 = upload_csr(s, csr, data->y, false, beta, groups);
 
+        SamplerConfig config = sampler_for(ctx.options.mode);
+        // Many variants: a slow one (atomics, fp64) gets fewer samples rather than the whole budget.
+        config.budget_seconds = ctx.options.mode == RunMode::quick  ? 0.08
+                                : ctx.options.mode == RunMode::full ? 2
+                                                                    : 0.25;
+        InterleavedSampler sampler(config);
+        nlohmann::json checked = nlohmann::json::array();
         std::vector<Planned> plans;
+        plans.reserve(variants.size());  // the sampler keeps references to its elements
         for (const auto& v : variants) {
-            Planned pl;
+            // Planned, calibrated and checked one at a time: a wrong kernel fails before the next
+            // variant's program is even built.
+            Planned& pl = plans.emplace_back();
             pl.variant = v;
             pl.rows = v.reduction == Reduction::atomic ? atomic_rows : n;
             pl.reference = v.format == Format::csr            ? &csr_reference
@@ -147,23 +158,12 @@ class GradientProbe final : public Probe {
                                             ridge_lambda, pl.rows);
             pl.bytes = gradient_bytes(v, pl.rows, p, csr.nnz());
             pl.flops = gradient_flops(v, pl.rows, p, csr.nnz());
-            plans.push_back(std::move(pl));
-        }
-        (void)inv_n;
-
-        SamplerConfig config = sampler_for(ctx.options.mode);
-        // Many variants: a slow one (atomics, fp64) gets fewer samples rather than the whole budget.
-        config.budget_seconds = ctx.options.mode == RunMode::quick ? 0.15 : ctx.options.mode == RunMode::full ? 2 : 0.4;
-        InterleavedSampler sampler(config);
-        nlohmann::json checked = nlohmann::json::array();
-        for (auto& pl : plans) {
-            const std::string name = "glm." + pl.variant.name();
+            const std::string name = "glm." + v.name();
             sampler.add([&s, &pl, name](std::int64_t iters) { return time_launches(s, pl.launches, iters, name); },
                         pl.bytes);
             // Checked now, while the buffers hold this variant's output.
-            const double err =
-                verify_gradient(pl.variant.name(), read_gradient(s.queue(), *pl.data), *pl.reference, pl.variant.fp64);
-            checked.push_back({{"variant", pl.variant.name()}, {"rows", pl.rows}, {"relative_error", err}});
+            const double err = verify_gradient(v.name(), read_gradient(s.queue(), *pl.data), *pl.reference, v.fp64);
+            checked.push_back({{"variant", v.name()}, {"rows", pl.rows}, {"relative_error", err}});
             check_stop();
         }
         const std::vector<SampleSet> sets = sampler.run();

@@ -90,8 +90,6 @@ class PipelineProbe final : public Probe {
         const std::vector<double> reference = reference_gradient(*data_, beta_, ridge_lambda);
         groups_ = gradient_groups(info);
         variant_.wg = std::min<std::size_t>(64, info.max_work_group_size);
-        while (variant_.wg > 1 && variant_.wg * p * 4 > info.local_mem_bytes)
-            variant_.wg /= 2;
 
         // Pageable source: the dataset's own vectors. Pinned source: a mapped host-pointer buffer.
         pinned_x_ = std::make_unique<PinnedHost>(s, data_->x.size() * 4);
@@ -105,7 +103,7 @@ class PipelineProbe final : public Probe {
         batch_g_.assign(batches_ * p, 0.0f);
 
         SamplerConfig config = sampler_for(ctx.options.mode);
-        config.budget_seconds = ctx.options.mode == RunMode::quick ? 0.25 : ctx.options.mode == RunMode::full ? 3 : 0.8;
+        config.budget_seconds = ctx.options.mode == RunMode::quick ? 0.12 : ctx.options.mode == RunMode::full ? 3 : 0.8;
         InterleavedSampler sampler(config);
         std::array<std::vector<Stages>, all_variants.size()> stage_log;
         for (std::size_t i = 0; i < all_variants.size(); ++i) {

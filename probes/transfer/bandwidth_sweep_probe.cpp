@@ -116,7 +116,8 @@ class BandwidthSweepProbe final : public Probe {
             throw ProbeSkipped(fmt::format("every planned size ({} to {}) is {}", format_bytes(planned.front()),
                                            format_bytes(planned.back()), cap_reason));
 
-        Buffers b = allocate(s, sizes.back());
+        Buffers b;
+        out.attributes["setup_seconds"] = host_seconds([&] { b = allocate(s, sizes.back()); });
         const std::vector<Variant> variants = plan(sizes);
         const SamplerConfig config = sampler_config(ctx.options.mode);
         InterleavedSampler sampler(config);
@@ -131,7 +132,8 @@ class BandwidthSweepProbe final : public Probe {
             sampler.add(batch(s, b, v), static_cast<double>(v.size));
             check(s, b, v);
         }
-        const std::vector<SampleSet> sets = sampler.run();
+        std::vector<SampleSet> sets;
+        out.attributes["sampling_seconds"] = host_seconds([&] { sets = sampler.run(); });
         for (std::size_t i = 0; i < sets.size(); ++i) {
             const Variant& v = variants[i];
             Labels labels{{"path", name_of(v.path)}, {"size", std::to_string(v.size)}};
@@ -169,8 +171,9 @@ class BandwidthSweepProbe final : public Probe {
         if (ref.gb_per_s > 0) {
             eff["reference_gb_per_s"] = ref.gb_per_s;
             for (const char* d : {"h2d", "d2h"})
-                if (const auto* m = find_measurement(out, fmt::format("transfer.{}.pinned.bandwidth", d)))
-                    if (m->labels.empty()) eff[fmt::format("{}_pinned_fraction", d)] = m->summary.median / ref.gb_per_s;
+                for (const auto& m : out.measurements)
+                    if (m.labels.empty() && m.metric == fmt::format("transfer.{}.pinned.bandwidth", d))
+                        eff[fmt::format("{}_pinned_fraction", d)] = m.summary.median / ref.gb_per_s;
         }
         out.attributes["efficiency"] = eff;
     }
@@ -180,8 +183,15 @@ class BandwidthSweepProbe final : public Probe {
         SamplerConfig c = sampler_for(mode);
         // Short batches: a sweep has dozens of variants, and a transfer's time is dominated by the
         // copy, not by timer resolution, once a batch lasts a few milliseconds.
-        c.target_seconds = mode == RunMode::quick ? 0.003 : mode == RunMode::full ? 0.03 : 0.008;
+        c.target_seconds = mode == RunMode::quick ? 0.002 : mode == RunMode::full ? 0.03 : 0.008;
         c.budget_seconds = mode == RunMode::quick ? 0.5 : mode == RunMode::full ? 10 : 2;
+        // Five samples in the default mode as well: the sweep's dozens of variants (and its
+        // 256 MiB copies) would otherwise dominate the whole run.
+        c.samples = std::min(c.samples, mode == RunMode::full ? 15 : 5);
+        // Device time calibrates the batches, but a small transfer costs the host far more than
+        // the device (tens of microseconds per command on PoCL): without a cap, thousands of
+        // 4 KiB commands would make each "3 ms" batch last a second of host time.
+        c.max_iterations = 256;
         return c;
     }
 
@@ -207,8 +217,9 @@ class BandwidthSweepProbe final : public Probe {
         const std::uint64_t words = bytes / 4;
         b.host_src = allocate_host(bytes);
         fill_pattern(b.host_src.get(), words, pageable_seed);
+        // Untouched pages of the targets fault in during each variant's warm-up batch, which the
+        // sampler discards.
         b.host_dst = allocate_host(bytes);
-        std::memset(b.host_dst.get(), 0, bytes);  // first-touch page faults now, not in a timed copy
         b.device = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
         b.device2 = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
         b.pinned = make_buffer(s.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
@@ -227,10 +238,6 @@ class BandwidthSweepProbe final : public Probe {
         } catch (const cl::Error& e) {
             throw ClError("clCreateBuffer", e.err(), "CL_MEM_USE_HOST_PTR");
         }
-        // Device buffers get their pages now as well.
-        s.queue().enqueueCopyBuffer(b.pinned, b.device, 0, 0, bytes);
-        s.queue().enqueueCopyBuffer(b.pinned, b.device2, 0, 0, bytes);
-        s.queue().finish();
         return b;
     }
 

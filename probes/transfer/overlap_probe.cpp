@@ -26,7 +26,7 @@ constexpr float chain_a = 1.0f, chain_b = 0.5f;
 constexpr const char* stage_names[] = {"upload", "compute", "download"};
 
 std::uint64_t block_bytes(RunMode mode) {
-    return mode == RunMode::quick ? (16ull << 20) : mode == RunMode::full ? (64ull << 20) : (32ull << 20);
+    return mode == RunMode::quick ? (8ull << 20) : mode == RunMode::full ? (64ull << 20) : (16ull << 20);
 }
 
 struct Blocks {

@@ -97,9 +97,10 @@ HostMemory allocate_host(std::uint64_t bytes) {
 }
 
 std::vector<std::uint64_t> sweep_sizes(RunMode mode, std::uint64_t smallest, std::uint64_t largest) {
-    // Steps: quick x16 (4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB), standard x8, full x4; the largest
-    // size is always measured, since the headline figures come from it.
-    const std::uint64_t step = mode == RunMode::quick ? 16 : mode == RunMode::full ? 4 : 8;
+    // Steps: quick x32 (4 KiB, 128 KiB, 4 MiB, 64 MiB), standard x16 (4 KiB to 256 MiB in 5
+    // sizes), full x4 (to 1 GiB); the largest size is always measured, since the headlines come
+    // from it.
+    const std::uint64_t step = mode == RunMode::quick ? 32 : mode == RunMode::full ? 4 : 16;
     std::vector<std::uint64_t> out;
     for (std::uint64_t s = smallest; s < largest; s *= step)
         out.push_back(s);
@@ -109,7 +110,10 @@ std::vector<std::uint64_t> sweep_sizes(RunMode mode, std::uint64_t smallest, std
 
 std::uint64_t wanted_largest(const RunOptions& options) {
     if (options.transfer.max_bytes) return options.transfer.max_bytes;
-    return options.mode == RunMode::full ? (1ull << 30) : (256ull << 20);
+    // Quick stops at 64 MiB (still twice a large last-level cache) to stay inside seconds.
+    return options.mode == RunMode::full    ? (1ull << 30)
+           : options.mode == RunMode::quick ? (64ull << 20)
+                                            : (256ull << 20);
 }
 
 bool host_memory_device(const DeviceInfo& device) {

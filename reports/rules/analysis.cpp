@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include "rules/attention_rules.hpp"
+#include "rules/glm_rules.hpp"
 #include "rules/kernel_rules.hpp"
 #include "rules/pipeline.hpp"
 #include "rules/system_rules.hpp"
 #include "rules/topology_rules.hpp"
+#include "rules/transfer_rules.hpp"
 
 namespace clprobe {
 
@@ -15,7 +18,13 @@ std::vector<Rule> all_rules() {
         rules.push_back(std::move(r));
     for (auto& r : topology_rules())
         rules.push_back(std::move(r));
+    for (auto& r : transfer_rules())
+        rules.push_back(std::move(r));
     for (auto& r : kernel_rules())
+        rules.push_back(std::move(r));
+    for (auto& r : glm_rules())
+        rules.push_back(std::move(r));
+    for (auto& r : attention_rules())
         rules.push_back(std::move(r));
     return rules;
 }

@@ -103,7 +103,10 @@ int run_diagnose(const DiagnoseOptions& o) {
     run.use_cache = !o.no_cache;
     try {
         run.layers = parse_layers(o.layers);
-        run.workloads = parse_choices(o.workloads, known_workloads(), "workload");
+        // "none": the device ceilings only. The list then names no workload, which run_probes
+        // reads as "select none" (an empty list would mean all).
+        run.workloads = o.workloads == "none" ? std::vector<std::string>{"none"}
+                                              : parse_choices(o.workloads, known_workloads(), "workload");
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
@@ -214,7 +217,7 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     add_device_option(cmd, opts->device);
     cmd->add_option("--layers", opts->layers, "Comma-separated layers to run: system,topology,transfer,kernel")
         ->capture_default_str();
-    cmd->add_option("--workloads", opts->workloads, "Workloads of the kernel layer to run: glm,attention")
+    cmd->add_option("--workloads", opts->workloads, "Workloads of the kernel layer to run: glm,attention, or none")
         ->capture_default_str();
     // Bounds keep a typo from asking for petabytes; the probes then cap sizes by device and host memory.
     const auto count_range = CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40);

@@ -36,16 +36,16 @@ std::size_t count(const ProbeResult& r, const std::string& metric) {
 
 }  // namespace
 
-TEST_CASE("kernel.bandwidth measures 30 verified variants and a peak", "[probes]") {
+TEST_CASE("kernel.bandwidth measures 18 verified variants and a peak", "[probes]") {
     auto probe = make_bandwidth_probe();
     const ProbeResult r = test::run_quick(*probe, test::shared_session());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    CHECK(count(r, "kernel.bandwidth") == 30);
+    CHECK(count(r, "kernel.bandwidth") == 18);  // widths 1, 4, 16 outside --full
     const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
     REQUIRE(peak != nullptr);
     CHECK(peak->labels.empty());
-    CHECK_THAT(peak->note, Catch::Contains("best of 30 variants"));
+    CHECK_THAT(peak->note, Catch::Contains("best of 18 variants"));
     // The peak is the best variant's median, not something larger.
     for (const auto& m : r.measurements)
         CHECK(m.summary.median <= peak->summary.median);

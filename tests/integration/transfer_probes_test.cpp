@@ -26,7 +26,7 @@ RunOptions small_sweep() {
     RunOptions o;
     o.mode = RunMode::quick;
     o.transfer.min_bytes = 4096;
-    o.transfer.max_bytes = 1u << 20;  // quick steps x16: 4 KiB, 64 KiB, 1 MiB
+    o.transfer.max_bytes = 1u << 20;  // quick steps x32: 4 KiB, 128 KiB, 1 MiB
     return o;
 }
 
@@ -57,7 +57,7 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
     REQUIRE(r.status == ProbeStatus::ok);
     check_samples(r);
     CHECK(r.attributes.at("skipped_sizes").empty());
-    const std::vector<std::string> sizes{"4096", "65536", "1048576"};
+    const std::vector<std::string> sizes{"4096", "131072", "1048576"};
     struct Expected {
         std::string metric, path, blocking;
     };
@@ -94,6 +94,22 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
     CHECK(half->summary.median >= 4096);
     CHECK(half->summary.median <= 1 << 20);
     CHECK(r.attributes.at("efficiency").contains("applies"));
+    // With a memory ceiling measured earlier in the run, the pinned headlines are held against it.
+    ProbeResult earlier_result;
+    earlier_result.id = "system.memory_bandwidth";
+    earlier_result.measurements.push_back(
+        make_measurement("host.memory.bandwidth", "GB/s", {}, {20.0}, TimerKind::host_steady_clock));
+    const std::vector<ProbeResult> earlier{earlier_result};
+    const RunOptions options = small_sweep();
+    ProbeContext ctx{&test::shared_session(), options, earlier, nullptr};
+    const ProbeResult with_ref = run_probe(*probe, ctx);
+    REQUIRE(with_ref.status == ProbeStatus::ok);
+    const auto& eff = with_ref.attributes.at("efficiency");
+    if (eff.at("applies") == "memory_copy") {
+        CHECK(eff.at("reference_metric") == "host.memory.bandwidth");
+        CHECK(eff.at("reference_gb_per_s").get<double>() == Approx(10.0));
+        CHECK(eff.contains("h2d_pinned_fraction"));
+    }
 }
 
 TEST_CASE("transfer.bandwidth reports sizes the device cannot hold as skipped, with the reason", "[transfer]") {

@@ -104,8 +104,11 @@ void attention_kernels(DeviceSession& s) {
         s.queue().finish();
 
         const std::vector<cl_uint> starts_h{0, seq}, lens_h{seq, seq - 4};
-        cl::Buffer starts(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 8, const_cast<cl_uint*>(starts_h.data()));
-        cl::Buffer lens(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 8, const_cast<cl_uint*>(lens_h.data()));
+        const std::size_t index_bytes = 2 * sizeof(cl_uint);
+        cl::Buffer starts(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, index_bytes,
+                          const_cast<cl_uint*>(starts_h.data()));
+        cl::Buffer lens(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, index_bytes,
+                        const_cast<cl_uint*>(lens_h.data()));
         cl::Kernel f = s.kernels().kernel("attention/attention.cl", "attn_fused", options);
         f.setArg(0, q), f.setArg(1, k), f.setArg(2, v), f.setArg(3, o), f.setArg(4, starts), f.setArg(5, lens);
         f.setArg(6, seq), f.setArg(7, scale), f.setArg(8, causal), f.setArg(9, cl::Local(tk * d * 4));
@@ -128,8 +131,9 @@ void attention_kernels(DeviceSession& s) {
             const bool int8 = std::string(name) == "attn_decode_i8";
             cl::Kernel dk = s.kernels().kernel("attention/attention.cl", name, options);
             dk.setArg(0, qd), dk.setArg(1, int8 ? kq : kc), dk.setArg(2, int8 ? vq : vc), dk.setArg(3, scales);
-            dk.setArg(4, scales), dk.setArg(5, od), dk.setArg(6, part), dk.setArg(7, kv), dk.setArg(8, (kv + n - 1) / n);
-            dk.setArg(9, scale), dk.setArg(10, cl::Local(wg * (d + 2) * 4));
+            dk.setArg(4, scales), dk.setArg(5, od), dk.setArg(6, part), dk.setArg(7, kv);
+            dk.setArg(8, (kv + n - 1) / n);
+            dk.setArg(9, scale), dk.setArg(10, cl::Local(wg * (d + 3) * 4));  // LOCAL_STRIDE floats per item
             s.queue().enqueueNDRangeKernel(dk, cl::NullRange, cl::NDRange(wg * n, bh), cl::NDRange(wg, 1));
             if (n > 1) {
                 cl::Kernel m = s.kernels().kernel("attention/attention.cl", "attn_decode_merge", options);
@@ -178,8 +182,8 @@ void glm_kernels(DeviceSession& s) {
                         v.reduction = variant == 2 ? Reduction::atomic : Reduction::local;
                         if (fp64 && v.reduction == Reduction::atomic && w != 8) continue;
                         try {
-                            auto launches = gradient_launches(s, layout == Layout::row ? row : col, v,
-                                                              Family::logistic, 1.0 / 37, 1e-4);
+                            auto launches = gradient_launches(s, layout == Layout::row ? row : col, v, Family::logistic,
+                                                              1.0 / 37, 1e-4);
                             enqueue_launches(s.queue(), launches);
                             s.queue().finish();
                         } catch (const ProbeUnsupported&) {  // e.g. no 64-bit atomics
@@ -216,14 +220,21 @@ int main() {
         DeviceSession s(cat.devices.front(), query_device_info(cat.devices.front(), l, cat.platforms.front()),
                         dir ? KernelSources::from_directory(dir) : KernelSources::embedded(), CacheConfig{false, {}});
         std::printf("kernel_hygiene on %s\n", s.info().name.c_str());
-        cl::Kernel empty = s.kernels().kernel("peak/launch.cl", "empty");
-        run(s, empty, 1, 1);
-        bandwidth_kernels(s);
-        compute_kernels(s, "-D REAL=float", 4);
-        glm_kernels(s);
-        if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
-        transfer_kernels(s);
-        attention_kernels(s);
+        // CLPROBE_HYGIENE_SET=glm runs only the GLM kernels, =rest everything else: Oclgrind 21.10's
+        // uninitialised-value checker aborts (Uninitialized.cpp:1805) and misreports fp64 exp() on
+        // the GLM kernels, so they are checked in a run of their own without that checker.
+        const char* set_env = std::getenv("CLPROBE_HYGIENE_SET");
+        const std::string set = set_env ? set_env : "";
+        if (set != "glm") {
+            cl::Kernel empty = s.kernels().kernel("peak/launch.cl", "empty");
+            run(s, empty, 1, 1);
+            bandwidth_kernels(s);
+            compute_kernels(s, "-D REAL=float", 4);
+            if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
+            transfer_kernels(s);
+            attention_kernels(s);
+        }
+        if (set != "rest") glm_kernels(s);
         std::printf("kernel_hygiene: every kernel ran\n");
         return 0;
     } catch (const std::exception& e) {

@@ -12,7 +12,7 @@
 
 using namespace clprobe::attention;
 
-TEST_CASE("attention inputs are deterministic and in [-1, 1)", "[attention]") {
+TEST_CASE("attention inputs are deterministic and between -1 and 1", "[attention]") {
     const auto a = random_values(1000, 5), b = random_values(1000, 5), c = random_values(1000, 6);
     CHECK(a == b);
     CHECK(a != c);
@@ -42,7 +42,8 @@ TEST_CASE("reference attention row: uniform keys average the values, one dominan
 TEST_CASE("row error is relative to the row's magnitude and fails NaN", "[attention]") {
     const std::vector<double> want{1.0, -2.0, 0.0};
     const std::vector<float> close{1.0f, -2.0001f, 0.0f}, nan{1.0f, NAN, 0.0f};
-    CHECK(row_error(close.data(), want.data(), 3) == Approx(0.0001 / 2).epsilon(1e-3));
+    // -2.0001 is not exact in float: compare loosely.
+    CHECK(row_error(close.data(), want.data(), 3) == Approx(0.0001 / 2).epsilon(1e-2));
     CHECK_FALSE(row_error(nan.data(), want.data(), 3) <= 1.0);
 }
 
@@ -82,7 +83,7 @@ TEST_CASE("fp16 conversion rounds to nearest even and keeps subnormals", "[atten
     CHECK(float_to_half(-2.0f) == 0xc000);
     CHECK(float_to_half(65504.0f) == 0x7bff);
     CHECK(float_to_half(1e6f) == 0x7c00);
-    CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);  // smallest subnormal
+    CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);         // smallest subnormal
     CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // a tie rounds to even
     CHECK(half_to_float(0x3555) == Approx(0.33325195f));
     for (float f : {0.1f, -0.7f, 3e-5f, 0.999f}) {

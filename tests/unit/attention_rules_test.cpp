@@ -30,8 +30,7 @@ Measurement prefill(const std::string& variant, const std::string& tile, std::ve
 }
 Measurement decode(const std::string& precision, double seconds) {
     return timed("attention.decode.time",
-                 {{"precision", precision}, {"split", "single"}, {"splits", "1"}, {"kv_len", "4096"}},
-                 steady(seconds));
+                 {{"precision", precision}, {"split", "single"}, {"splits", "1"}, {"kv_len", "4096"}}, steady(seconds));
 }
 
 RunReport report_of(std::vector<Measurement> ms, ProbeStatus fp16_status = ProbeStatus::ok) {
@@ -62,9 +61,10 @@ RuleOutcome evaluate(const std::string& id, const RunReport& r) {
 TEST_CASE("attention.prefill.unfused: fused gain targets the prefill stage", "[rules][attention]") {
     auto bytes = make_measurement("attention.prefill.score_bytes", "bytes", {{"variant", "unfused"}},
                                   {128.0 * 1024 * 1024}, TimerKind::none, false);
-    const auto found = evaluate("attention.prefill.unfused",
-                                report_of({prefill("unfused", "none", steady(0.4)), prefill("fused", "32x64", steady(0.1)),
-                                           prefill("fused", "16x32", steady(0.2)), bytes}));
+    const auto found =
+        evaluate("attention.prefill.unfused",
+                 report_of({prefill("unfused", "none", steady(0.4)), prefill("fused", "32x64", steady(0.1)),
+                            prefill("fused", "16x32", steady(0.2)), bytes}));
     REQUIRE(found.finding);
     const Finding& f = *found.finding;
     CHECK(f.estimated_gain == Approx(0.75));
@@ -92,7 +92,8 @@ TEST_CASE("attention.decode.below_roofline compares the best fp32 decode with th
     auto bw = [](double v, const char* split) {
         return rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}, {"split", split}}, steady(v));
     };
-    const auto found = evaluate("attention.decode.below_roofline", report_of({peak, bw(20, "single"), bw(30, "split")}));
+    const auto found =
+        evaluate("attention.decode.below_roofline", report_of({peak, bw(20, "single"), bw(30, "split")}));
     REQUIRE(found.finding);
     CHECK(found.finding->estimated_gain == Approx(0.7));
     CHECK(found.finding->target->stage == "decode");
@@ -147,8 +148,9 @@ TEST_CASE("attention.fp16.unavailable follows the fp16 probe's status", "[rules]
 
 TEST_CASE("attention.host.offload: the host beating the best device prefill", "[rules][attention]") {
     auto host = timed("attention.host_blas.prefill.time", {{"seq", "1024"}, {"variant", "host_blas"}}, steady(0.05));
-    const auto found = evaluate("attention.host.offload", report_of({host, prefill("fused", "32x64", steady(0.1)),
-                                                                      prefill("unfused", "none", steady(0.5))}));
+    const auto found =
+        evaluate("attention.host.offload",
+                 report_of({host, prefill("fused", "32x64", steady(0.1)), prefill("unfused", "none", steady(0.5))}));
     REQUIRE(found.finding);
     CHECK(found.finding->estimated_gain == Approx(0.5));
     CHECK_THAT(found.finding->title, Catch::Contains("2.0x"));

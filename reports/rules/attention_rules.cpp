@@ -1,0 +1,217 @@
+#include "rules/attention_rules.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+namespace clprobe {
+
+namespace {
+
+constexpr const char* pipeline = "attention.pipeline";
+// Fusing attention is a rewrite: worth it from 1.25x, like the kernel layer's layout changes.
+constexpr double fusion_ratio = 1.25;
+// Decode below half the bandwidth roof leaves at least 2x on the table for a memory-bound kernel.
+constexpr double decode_roof_fraction = 0.5;
+// A lower-precision cache changes accuracy: only worth suggesting from 1.15x faster.
+constexpr double precision_ratio = 1.15;
+// Bucketing or packing a batch changes the serving loop: from 1.2x.
+constexpr double padding_ratio = 1.2;
+// The host winning by 10% or more is enough to question offloading this size.
+constexpr double offload_ratio = 1.1;
+
+Finding attention_finding(const char* id, Severity severity, std::string title) {
+    Finding f;
+    f.id = id;
+    f.layer = "kernel";
+    f.severity = severity;
+    f.title = std::move(title);
+    return f;
+}
+
+void target_stage(Finding& f, const char* stage, double stage_gain) {
+    f.target = GainTarget{pipeline, stage, stage_gain, std::nullopt};
+}
+
+std::string format_bytes_short(double bytes) {
+    if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
+    if (bytes >= 1024.0 * 1024) return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024));
+    return fmt::format("{:.0f} KiB", bytes / 1024.0);
+}
+
+RuleOutcome unfused_prefill(const RunReport& r) {
+    const auto* unfused = find_measurement(r, "attention.prefill.time", {{"variant", "unfused"}});
+    const auto* fused = best_median(find_measurements(r, "attention.prefill.time", {{"variant", "fused"}}));
+    if (!unfused || !fused)
+        return RuleOutcome::missing("needs attention.prefill.time for the unfused and fused variants");
+    const auto gap = significant_gap(*fused, *unfused, fusion_ratio);
+    if (!gap) return RuleOutcome::none();
+    const auto* bytes = find_measurement(r, "attention.prefill.score_bytes");
+    const std::string traffic = bytes ? format_bytes_short(bytes->summary.median) : std::string("unknown");
+    Finding f = comparison_finding(
+        "attention.prefill.unfused", "kernel", Severity::high,
+        fmt::format("The fused attention kernel prefills {:.1f}x faster than the unfused one at seq {}; the score "
+                    "matrix costs {} of memory traffic per prefill",
+                    gap->ratio, label_of(*unfused, "seq"), traffic),
+        *fused, fmt::format("fused, tile {}", label_of(*fused, "tile")), *unfused,
+        "QK^T, softmax and PV as three kernels", *gap, "prefill time saved by the fused kernel, measured");
+    if (bytes) f.evidence.push_back(evidence_of(*bytes, "score matrix traffic the fused kernel never has"));
+    f.suggestion = fmt::format(
+        "Use a fused (flash) attention kernel: hold a tile of queries on chip, stream K and V tiles through local "
+        "memory and keep a running max and sum (online softmax), so the seq x seq score matrix is never written. "
+        "Tile {} was the fastest here.",
+        label_of(*fused, "tile"));
+    target_stage(f, "prefill", gap->gain());
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome decode_roofline(const RunReport& r) {
+    const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
+    const auto* decode = best_median(find_measurements(r, "attention.decode.bandwidth", {{"precision", "fp32"}}));
+    if (!peak || !decode)
+        return RuleOutcome::missing("needs kernel.peak.bandwidth and fp32 attention.decode.bandwidth");
+    if (peak->summary.median <= 0) return RuleOutcome::missing("kernel.peak.bandwidth is not positive");
+    const double fraction = decode->summary.median / peak->summary.median;
+    const double conf = comparison_confidence(*peak, *decode);
+    if (fraction >= decode_roof_fraction || conf < min_confidence) return RuleOutcome::none();
+    Finding f = attention_finding("attention.decode.below_roofline", Severity::medium,
+                                  fmt::format("Decode reads the KV cache at {:.0f}% of the device's bandwidth (L = {})",
+                                              100 * fraction, label_of(*decode, "kv_len")));
+    f.evidence = {evidence_of(*decode, "the best fp32 decode layout"),
+                  evidence_of(*peak, "the bandwidth roof a memory-bound decode can reach")};
+    f.suggestion =
+        "Decode is memory-bound: stream K and V with wide vector loads in long contiguous runs per work-item, give "
+        "every compute unit work (split the cache across work-groups and merge the partial softmaxes when there are "
+        "few heads), and keep the cache in one contiguous [head][position][dim] block.";
+    f.estimated_gain = 1.0 - fraction;
+    f.gain_basis = "decode time saved at the measured bandwidth roof";
+    f.confidence = conf;
+    target_stage(f, "decode", 1.0 - fraction);
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome kv_precision(const RunReport& r) {
+    const auto lowered = find_measurements(r, "attention.decode.time");
+    const Measurement *best_low = nullptr, *best_base = nullptr;
+    std::optional<Gap> best_gap;
+    for (const auto* low : lowered) {
+        const std::string precision = label_of(*low, "precision");
+        if (precision == "fp32" || precision == "?") continue;
+        Labels base_labels = low->labels;
+        base_labels["precision"] = "fp32";
+        base_labels.erase("splits");  // the split count may differ between the probes' runs
+        const auto* base = find_measurement(r, "attention.decode.time", base_labels);
+        if (!base) continue;
+        const auto gap = significant_gap(*low, *base, precision_ratio);
+        if (gap && (!best_gap || gap->ratio > best_gap->ratio)) {
+            best_gap = gap;
+            best_low = low;
+            best_base = base;
+        }
+    }
+    if (!best_gap) {
+        bool any_low = false;
+        for (const auto* m : lowered)
+            any_low |= label_of(*m, "precision") != "fp32";
+        return any_low ? RuleOutcome::none()
+                       : RuleOutcome::missing("needs attention.decode.time for fp32 and a lower precision");
+    }
+    Labels err_labels = best_low->labels;
+    const auto* error = find_measurement(r, "attention.decode.error", err_labels);
+    const std::string precision = label_of(*best_low, "precision");
+    const std::string err_text = error ? fmt::format("{:.1e}", error->summary.median) : std::string("unmeasured");
+    Finding f = comparison_finding(
+        "attention.decode.kv_precision", "kernel", Severity::medium,
+        fmt::format("An {} KV cache decodes {:.2f}x faster than fp32 at L = {}, with relative error {}", precision,
+                    best_gap->ratio, label_of(*best_low, "kv_len"), err_text),
+        *best_low, precision + " KV cache", *best_base, "fp32 KV cache", *best_gap,
+        "decode time saved by the lower-precision cache, measured");
+    if (error) f.evidence.push_back(evidence_of(*error, "error against the double-precision reference"));
+    f.suggestion = fmt::format(
+        "Store the KV cache in {} ({}) and convert to fp32 as it is loaded; check the measured error against your "
+        "model's accuracy budget before adopting it.",
+        precision, precision == "int8" ? "symmetric, one fp32 scale per group of values" : "half precision");
+    target_stage(f, "decode", best_gap->gain());
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome padding(const RunReport& r) {
+    const auto* padded = find_measurement(r, "attention.batching.throughput", {{"strategy", "padded"}});
+    const Measurement* best = nullptr;
+    for (const char* s : {"bucketed", "packed"}) {
+        const auto* m = find_measurement(r, "attention.batching.throughput", {{"strategy", s}});
+        if (m && (!best || m->summary.median > best->summary.median)) best = m;
+    }
+    if (!padded || !best)
+        return RuleOutcome::missing("needs attention.batching.throughput for padded and bucketed/packed");
+    const auto gap = significant_gap(*best, *padded, padding_ratio);
+    if (!gap) return RuleOutcome::none();
+    const auto* waste = find_measurement(r, "attention.batching.padding_fraction", {{"strategy", "padded"}});
+    const std::string strategy = label_of(*best, "strategy");
+    Finding f = comparison_finding(
+        "attention.batching.padding", "kernel", Severity::medium,
+        fmt::format("Padding every prompt to the longest wastes {}; {} batches run {:.1f}x the tokens/s",
+                    waste ? fmt::format("{:.0f}% of the attention work", 100 * waste->summary.median)
+                          : std::string("attention work"),
+                    strategy, gap->ratio),
+        *best, strategy + " batch", *padded, "padded to the longest prompt", *gap,
+        "batch prefill time saved, measured");
+    if (waste) f.evidence.push_back(evidence_of(*waste, "computed query-key pairs that are padding"));
+    f.suggestion = strategy == "packed"
+                       ? "Pack the batch (variable-length attention: concatenate prompts and pass per-sequence offsets "
+                         "and lengths) instead of padding to the longest prompt."
+                       : "Group requests into length buckets and pad each bucket only to its own longest prompt.";
+    target_stage(f, "prefill", gap->gain());
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome fp16_unavailable(const RunReport& r) {
+    const auto* p = find_result(r, "attention.decode.fp16");
+    if (!p) return RuleOutcome::missing("needs the attention.decode.fp16 probe");
+    if (p->status != ProbeStatus::unsupported) return RuleOutcome::none();
+    Finding f = attention_finding("attention.fp16.unavailable", Severity::low,
+                                  "fp16 KV caches cannot be used on this driver: " + p->reason);
+    f.suggestion =
+        "Use the int8 KV cache (or store half values and convert with vload_half, which needs no extension) to halve "
+        "or quarter decode traffic; a driver with cl_khr_fp16 would allow half arithmetic too.";
+    f.gain_basis = "capability, not a measured speed-up";
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome host_offload(const RunReport& r) {
+    const auto* host = find_measurement(r, "attention.host_blas.prefill.time");
+    const auto* device = best_median(find_measurements(r, "attention.prefill.time"));
+    if (!host || !device)
+        return RuleOutcome::missing("needs attention.host_blas.prefill.time and attention.prefill.time");
+    const auto gap = significant_gap(*host, *device, offload_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "attention.host.offload", "kernel", Severity::medium,
+        fmt::format("The host (OpenBLAS) prefills {:.1f}x faster than the best device kernel at seq {}: offloading "
+                    "does not pay at this size",
+                    gap->ratio, label_of(*host, "seq")),
+        *host, "host GEMMs and softmax", *device,
+        fmt::format("best device variant ({}, tile {})", label_of(*device, "variant"), label_of(*device, "tile")), *gap,
+        "prefill time saved by running it on the host, measured (device time excludes transfers)");
+    f.suggestion =
+        "Run attention at this size on the host with a tuned BLAS, or offload only when the device's measured time "
+        "(with transfers) beats it: a larger batch or a faster device changes the answer.";
+    target_stage(f, "prefill", gap->gain());
+    return RuleOutcome::found(std::move(f));
+}
+
+}  // namespace
+
+std::vector<Rule> attention_rules() {
+    return {
+        {"attention.prefill.unfused", "kernel", unfused_prefill},
+        {"attention.decode.below_roofline", "kernel", decode_roofline},
+        {"attention.decode.kv_precision", "kernel", kv_precision},
+        {"attention.batching.padding", "kernel", padding},
+        {"attention.fp16.unavailable", "kernel", fp16_unavailable},
+        {"attention.host.offload", "kernel", host_offload},
+    };
+}
+
+}  // namespace clprobe

@@ -1,0 +1,289 @@
+#include "rules/glm_rules.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+namespace clprobe {
+
+namespace {
+
+// A rewrite of the gradient kernel is worth it from 25% (layouts, reductions, precision); a
+// second pass or a work-group size costs less to change, so 15% already counts.
+constexpr double layout_ratio = 1.25;
+constexpr double atomics_ratio = 1.25;
+constexpr double passes_ratio = 1.15;
+constexpr double wg_ratio = 1.15;
+constexpr double fp64_ratio = 1.5;
+// The best gradient below half the measured memory roof leaves most of the device unused.
+constexpr double roofline_floor = 0.5;
+// Uploads above 40% of the baseline step make the step transfer-bound.
+constexpr double upload_share_floor = 0.4;
+constexpr double offload_ratio = 1.1;
+
+const char* const time_metric = "glm.gradient.time";
+const char* const pipeline_id = "glm.pipeline";
+
+Labels with(Labels l, const std::string& key, const std::string& value) {
+    l[key] = value;
+    return l;
+}
+
+// The fastest full-size measurement among those matching `labels` (atomic variants run on fewer
+// rows and carry a note, so they never stand in for a full-size time).
+const Measurement* fastest(const RunReport& r, const Labels& labels) {
+    const Measurement* best = nullptr;
+    for (const auto* m : find_measurements(r, time_metric, labels)) {
+        if (!m->note.empty() || m->summary.median <= 0) continue;
+        if (!best || m->summary.median < best->summary.median) best = m;
+    }
+    return best;
+}
+
+void target_compute(Finding& f, const Gap& gap, std::string basis) {
+    f.target = GainTarget{pipeline_id, "compute", gap.gain(), std::nullopt};
+    f.gain_basis = std::move(basis);
+}
+
+const Labels dense_fp32{{"format", "dense"}, {"precision", "fp32"}, {"reduction", "local"}};
+
+RuleOutcome layout(const RunReport& r) {
+    const auto* row = fastest(r, with(with(dense_fp32, "layout", "row"), "passes", "1"));
+    const auto* col = fastest(r, with(with(dense_fp32, "layout", "col"), "passes", "1"));
+    if (!row || !col) return RuleOutcome::missing("needs glm.gradient.time for the row and column layouts");
+    const bool row_wins = row->summary.median < col->summary.median;
+    const Measurement& fast = row_wins ? *row : *col;
+    const Measurement& slow = row_wins ? *col : *row;
+    const auto gap = significant_gap(fast, slow, layout_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "glm.layout.uncoalesced", "kernel", Severity::high,
+        fmt::format("The {}-major layout of X makes the gradient {:.1f}x slower than {}-major",
+                    label_of(slow, "layout"), gap->ratio, label_of(fast, "layout")),
+        fast, "the layout this device reads well", slow, "the same gradient, other layout", *gap, "");
+    target_compute(f, *gap, "gradient time saved by the faster layout of X");
+    f.suggestion =
+        row_wins ? "Store X row-major and give each work-item a contiguous block of rows: CPU devices run a group's "
+                   "work-items one after another on a core, so each block becomes one sequential stream."
+                 : "Store X column-major (transpose it once at upload) so consecutive work-items read consecutive "
+                   "rows of each column and the device coalesces their loads.";
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome atomics(const RunReport& r) {
+    const auto atomic_bw = find_measurements(r, "glm.gradient.bandwidth", {{"reduction", "atomic"}});
+    if (atomic_bw.empty()) return RuleOutcome::missing("needs the atomic glm.gradient.bandwidth variant");
+    const Measurement& atomic = *atomic_bw.front();
+    const auto* local = find_measurement(r, "glm.gradient.bandwidth", with(atomic.labels, "reduction", "local"));
+    if (!local) return RuleOutcome::missing("needs the local-reduction twin of the atomic variant");
+    const auto gap = significant_gap(*local, atomic, atomics_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "glm.reduction.atomics", "kernel", Severity::high,
+        fmt::format("Global atomics make the gradient reduction {:.1f}x slower than a work-group reduction",
+                    gap->ratio),
+        *local, "partial sums per work-item or work-group, then a second small pass", atomic,
+        "every r_i x_ij added to g with a global atomic", *gap, "");
+    target_compute(f, *gap, "gradient time saved by partial sums instead of global atomics (compared by bandwidth)");
+    f.suggestion =
+        "Accumulate each work-item's rows privately or in local memory, write one partial gradient per work-group and "
+        "add the partials in a second tiny kernel; never add every element to g with a global atomic.";
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome passes(const RunReport& r) {
+    const auto* two = fastest(r, with(dense_fp32, "passes", "2"));
+    if (!two) return RuleOutcome::missing("needs a two-pass glm.gradient.time variant");
+    const auto* one = fastest(r, with(two->labels, "passes", "1"));
+    if (!one) return RuleOutcome::missing("needs the fused twin of the two-pass variant");
+    const auto gap = significant_gap(*one, *two, passes_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "glm.passes.two_pass", "kernel", Severity::medium,
+        fmt::format("Two passes over X (as two gemv calls) take {:.1f}x the time of one fused pass", gap->ratio), *one,
+        "one pass: residual and gradient from the row while it is in cache", *two, "residual pass, then gradient pass",
+        *gap, "");
+    target_compute(f, *gap, "gradient time saved by fusing the two passes");
+    f.suggestion =
+        "Fuse the passes: compute eta_i = x_i . beta, r_i = mu(eta_i) - y_i and add r_i x_i while row i is still in "
+        "registers or cache, so X is read from memory once instead of twice.";
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome workgroup(const RunReport& r) {
+    // The sweep: variants that differ from the first measured (base) variant in wg only.
+    const auto all = find_measurements(r, time_metric, dense_fp32);
+    if (all.empty()) return RuleOutcome::missing("needs glm.gradient.time measurements");
+    Labels sweep = all.front()->labels;
+    sweep.erase("wg");
+    const auto sizes = find_measurements(r, time_metric, sweep);
+    if (sizes.size() < 2) return RuleOutcome::missing("needs a work-group size sweep of glm.gradient.time");
+    const auto [lo, hi] = std::minmax_element(
+        sizes.begin(), sizes.end(), [](const auto* a, const auto* b) { return a->summary.median < b->summary.median; });
+    const auto gap = significant_gap(**lo, **hi, wg_ratio);
+    if (!gap) return RuleOutcome::none();
+    const std::string best = label_of(**lo, "wg"), worst = label_of(**hi, "wg");
+    Finding f = comparison_finding(
+        "glm.workgroup.size", "kernel", Severity::medium,
+        fmt::format("Work-groups of {} take {:.1f}x the time of {}, the best size measured", worst, gap->ratio, best),
+        **lo, "the best work-group size measured", **hi, "the worst one", *gap, "");
+    target_compute(f, *gap, "gradient time saved by the best work-group size over the worst");
+    f.suggestion = fmt::format(
+        "Launch the gradient with work-groups of {} (measured best here) instead of {}; sweep it again on other "
+        "devices, as the best size depends on the device and on p.",
+        best, worst);
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome roofline(const RunReport& r) {
+    const auto* fraction = find_measurement(r, "glm.gradient.best.roofline_fraction");
+    const auto* best = find_measurement(r, "glm.gradient.best.bandwidth");
+    const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
+    if (!fraction || !best || !peak)
+        return RuleOutcome::missing("needs glm.gradient.best.roofline_fraction and kernel.peak.bandwidth");
+    const double frac = fraction->summary.median;
+    if (frac >= roofline_floor || frac <= 0) return RuleOutcome::none();
+    const double conf = comparison_confidence(*peak, *best);
+    if (conf < min_confidence) return RuleOutcome::none();
+    Finding f;
+    f.id = "glm.gradient.below_roofline";
+    f.layer = "kernel";
+    f.severity = Severity::medium;
+    f.title = fmt::format("The best GLM gradient moves {:.0f}% of the device's measured memory bandwidth", 100 * frac);
+    f.evidence = {evidence_of(*best, "the fastest dense fp32 gradient"),
+                  evidence_of(*peak, "the memory roof measured in this run")};
+    f.confidence = conf;
+    f.target = GainTarget{pipeline_id, "compute", 1.0 - frac, std::nullopt};
+    f.gain_basis = "gradient time saved if the kernel streamed X at the measured memory roof";
+    f.suggestion =
+        "The gradient is memory-bound (a few FLOP per byte): read X with the access pattern and vector width that "
+        "reached kernel.peak.bandwidth, use enough work-groups to occupy every compute unit, and keep each row's "
+        "loads in one stream.";
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome fp64(const RunReport& r) {
+    const auto fp64s = find_measurements(r, time_metric, {{"precision", "fp64"}});
+    if (fp64s.empty()) return RuleOutcome::missing("needs an fp64 glm.gradient.time variant");
+    const auto* twin = find_measurement(r, time_metric, with(fp64s.front()->labels, "precision", "fp32"));
+    if (!twin) return RuleOutcome::missing("needs the fp32 twin of the fp64 variant");
+    const auto gap = significant_gap(*twin, *fp64s.front(), fp64_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f =
+        comparison_finding("glm.precision.fp64", "kernel", Severity::medium,
+                           fmt::format("The fp64 gradient takes {:.1f}x the time of fp32", gap->ratio), *twin,
+                           "fp32 X and arithmetic", *fp64s.front(), "the same kernel in double precision", *gap, "");
+    target_compute(f, *gap, "gradient time saved by fp32 X and arithmetic");
+    f.suggestion =
+        "Keep X in fp32 (half the bytes to stream) and accumulate the gradient and the p x p Newton system in fp64 "
+        "(mixed precision); solve the small system on the host in double.";
+    return RuleOutcome::found(std::move(f));
+}
+
+const Measurement* step_of(const RunReport& r, const std::string& variant) {
+    return find_measurement(r, "glm.pipeline.step_time", {{"variant", variant}});
+}
+
+RuleOutcome upload_bound(const RunReport& r) {
+    const auto* base = step_of(r, "serial_pageable");
+    const auto* upload =
+        find_measurement(r, "glm.pipeline.stage_time", {{"stage", "upload"}, {"variant", "serial_pageable"}});
+    if (!base || !upload) return RuleOutcome::missing("needs glm.pipeline stage and step times of serial_pageable");
+    double stages = 0;
+    for (const auto* m : find_measurements(r, "glm.pipeline.stage_time", {{"variant", "serial_pageable"}}))
+        stages += m->summary.median;
+    if (stages <= 0) return RuleOutcome::none();
+    const double share = upload->summary.median / stages;
+    if (share < upload_share_floor) return RuleOutcome::none();
+
+    struct Option {
+        const char* variant;
+        const char* fix;
+    };
+    const Option options[] = {{"resident", "keep X resident on the device across steps"},
+                              {"serial_pinned", "upload from pinned host memory (CL_MEM_ALLOC_HOST_PTR, mapped)"},
+                              {"double_buffered", "overlap the next batch's upload with this batch's kernels"}};
+    std::vector<std::string> fixes;
+    std::optional<Gap> best_gap;
+    const Measurement* best = nullptr;
+    for (const auto& o : options) {
+        const auto* m = step_of(r, o.variant);
+        if (!m) continue;
+        const auto gap = significant_gap(*m, *base, 1.0);
+        fixes.push_back(gap ? fmt::format("{}: {:.0f}% faster step", o.fix, 100 * gap->gain())
+                            : fmt::format("{}: no measurable gain here", o.fix));
+        if (gap && (!best_gap || gap->ratio > best_gap->ratio)) {
+            best_gap = gap;
+            best = m;
+        }
+    }
+    if (!best) return RuleOutcome::none();  // uploads dominate, but nothing measured here does better
+    Finding f = comparison_finding(
+        "glm.minibatch.upload_bound", "kernel", Severity::high,
+        fmt::format("Uploads take {:.0f}% of the mini-batch step", 100 * share), *upload,
+        "upload stage of the serial, pageable step", *base, "the whole serial, pageable step", *best_gap,
+        fmt::format("whole-step time measured for the {} variant against serial_pageable", label_of(*best, "variant")));
+    f.evidence.push_back(evidence_of(*best, "the fastest variant measured"));
+    std::string text = "The step is bound by host-to-device copies of X: ";
+    for (std::size_t i = 0; i < fixes.size(); ++i)
+        text += (i ? "; " : "") + fixes[i];
+    f.suggestion = text + ".";
+    return RuleOutcome::found(std::move(f));
+}
+
+// A copy of `m` divided by `rows`: times per row, so steps over different row counts compare.
+Measurement per_row(const Measurement& m, double rows) {
+    std::vector<double> s = m.samples;
+    for (double& v : s)
+        v /= rows;
+    Measurement out = make_measurement(m.metric, m.unit + "/row", m.labels, s, m.timer, m.higher_is_better);
+    return out;
+}
+
+double rows_of(const RunReport& r, const char* probe) {
+    const auto* result = find_result(r, probe);
+    if (!result) return 0;
+    const auto it = result->attributes.find("rows");
+    return it != result->attributes.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+RuleOutcome host_faster(const RunReport& r) {
+    const auto* host = find_measurement(r, "glm.host_blas.gradient.time");
+    const auto* device = step_of(r, "serial_pageable");
+    const double host_rows = rows_of(r, "glm.host_blas"), device_rows = rows_of(r, "glm.pipeline");
+    if (!host || !device || host_rows <= 0 || device_rows <= 0)
+        return RuleOutcome::missing("needs glm.host_blas.gradient.time and the glm.pipeline serial_pageable step");
+    // Host time in ms, step in s: both to seconds per row.
+    Measurement h = per_row(*host, host_rows * 1e3);
+    const Measurement d = per_row(*device, device_rows);
+    h.unit = d.unit;
+    const auto gap = significant_gap(h, d, offload_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "glm.offload.host_faster", "kernel", Severity::high,
+        fmt::format("OpenBLAS on the host computes the gradient {:.1f}x faster than the device end to end", gap->ratio),
+        *host, "two sgemv calls and the link function on the host", *device,
+        "upload, kernels and download of the same gradient (serial, pageable)", *gap,
+        "per-row time of the host gradient against the device's whole mini-batch step");
+    f.suggestion =
+        "At this size offloading does not pay while X must cross to the device every step: compute the gradient on "
+        "the host with BLAS, or keep X resident on the device so only beta and the gradient move.";
+    return RuleOutcome::found(std::move(f));
+}
+
+}  // namespace
+
+std::vector<Rule> glm_rules() {
+    return {
+        {"glm.layout.uncoalesced", "kernel", layout},
+        {"glm.reduction.atomics", "kernel", atomics},
+        {"glm.passes.two_pass", "kernel", passes},
+        {"glm.workgroup.size", "kernel", workgroup},
+        {"glm.gradient.below_roofline", "kernel", roofline},
+        {"glm.precision.fp64", "kernel", fp64},
+        {"glm.minibatch.upload_bound", "kernel", upload_bound},
+        {"glm.offload.host_faster", "kernel", host_faster},
+    };
+}
+
+}  // namespace clprobe

@@ -1,0 +1,279 @@
+#include "rules/transfer_rules.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace clprobe {
+
+namespace {
+
+// Pinned staging that beats pageable memory by a quarter repays changing the allocations.
+constexpr double pinned_ratio = 1.25;
+// A transfer at the smallest size moving a quarter of the large-size rate or less is dominated by
+// its fixed cost.
+constexpr double small_ratio = 4.0;
+// An overlapped step at least 10% faster than the serial one: overlap is real on this device.
+constexpr double overlap_ratio = 1.1;
+// Below a fifth of the possible saving, the device and driver do not overlap in practice.
+constexpr double no_overlap_efficiency = 0.2;
+// Placement differences above 15% between NUMA nodes are worth a binding command.
+constexpr double numa_ratio = 1.15;
+// Pinned copies below half the link's theoretical rate point at something besides the link
+// (healthy links deliver most of their rate to pinned copies).
+constexpr double link_fraction = 0.5;
+// Zero-copy beating the copy path by a quarter repays switching to map/unmap.
+constexpr double zero_copy_ratio = 1.25;
+
+Finding transfer_finding(const char* id, Severity severity, std::string title) {
+    Finding f;
+    f.id = id;
+    f.layer = "transfer";
+    f.severity = severity;
+    f.title = std::move(title);
+    return f;
+}
+
+// The headline (label-free) measurement of `metric`; find_measurement with no labels would
+// match any variant.
+const Measurement* headline(const RunReport& r, std::string_view metric) {
+    for (const auto* m : find_measurements(r, metric))
+        if (m->labels.empty()) return m;
+    return nullptr;
+}
+
+// Where a "transfer" is a copy inside host memory, PCIe and pinning advice cannot help.
+bool shares_host_memory(const DeviceInfo& d) {
+    return d.type == "cpu" || d.host_unified_memory;
+}
+
+std::string gb(double v) {
+    return fmt::format("{:.3g} GB/s", v);
+}
+
+std::string bytes_text(double b) {
+    if (b >= 1 << 20) return fmt::format("{:.3g} MiB", b / (1 << 20));
+    if (b >= 1 << 10) return fmt::format("{:.3g} KiB", b / (1 << 10));
+    return fmt::format("{:.0f} B", b);
+}
+
+RuleOutcome pageable_slow(const RunReport& r) {
+    if (!r.device) return RuleOutcome::missing("needs the device context");
+    if (shares_host_memory(*r.device)) return RuleOutcome::none();  // nothing to pin: a copy is a memcpy
+    struct Candidate {
+        const char* direction;
+        const char* stage;
+        std::optional<Gap> gap;
+        const Measurement *pinned, *pageable;
+    };
+    std::vector<Candidate> found;
+    bool any_input = false;
+    for (auto [dir, stage] : {std::pair{"h2d", "upload"}, std::pair{"d2h", "download"}}) {
+        const auto* pinned = headline(r, fmt::format("transfer.{}.pinned.bandwidth", dir));
+        const auto* pageable = headline(r, fmt::format("transfer.{}.pageable.bandwidth", dir));
+        if (!pinned || !pageable) continue;
+        any_input = true;
+        if (auto gap = significant_gap(*pinned, *pageable, pinned_ratio))
+            found.push_back({dir, stage, gap, pinned, pageable});
+    }
+    if (!any_input)
+        return RuleOutcome::missing("needs the pinned and pageable transfer headlines (transfer.bandwidth)");
+    if (found.empty()) return RuleOutcome::none();
+    const auto& c = *std::max_element(found.begin(), found.end(),
+                                      [](const auto& a, const auto& b) { return a.gap->ratio < b.gap->ratio; });
+    Finding f = comparison_finding(
+        "transfer.pageable_slow", "transfer", Severity::high,
+        fmt::format("Pageable host memory copies {} at {:.0f}% of the pinned rate ({} vs {})", c.direction,
+                    100 / c.gap->ratio, gb(c.pageable->summary.median), gb(c.pinned->summary.median)),
+        *c.pinned, "pinned host memory (CL_MEM_ALLOC_HOST_PTR), the best path", *c.pageable, "malloc'd host memory",
+        *c.gap, fmt::format("time saved on the {} stage by staging through pinned memory", c.stage));
+    f.estimated_gain.reset();
+    f.target = GainTarget{"", c.stage, c.gap->gain(), std::nullopt};
+    f.suggestion =
+        "Allocate the host side of transfers as pinned memory: create a staging buffer with CL_MEM_ALLOC_HOST_PTR, "
+        "map it once (clEnqueueMapBuffer) and keep the pointer; fill it and pass it to clEnqueueWriteBuffer (read "
+        "into it with clEnqueueReadBuffer). The driver then copies by DMA instead of through its own bounce buffer.";
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome small_transfers(const RunReport& r) {
+    auto series = find_measurements(r, "transfer.h2d.pageable.bandwidth", {{"path", "pageable"}, {"blocking", "true"}});
+    series.erase(
+        std::remove_if(series.begin(), series.end(), [](const Measurement* m) { return !m->labels.count("size"); }),
+        series.end());
+    const auto size_of = [](const Measurement* m) { return std::strtod(m->labels.at("size").c_str(), nullptr); };
+    if (series.size() < 2) return RuleOutcome::missing("needs transfer.h2d.pageable.bandwidth at two sizes or more");
+    std::sort(series.begin(), series.end(), [&](auto* a, auto* b) { return size_of(a) < size_of(b); });
+    // Against the series' best size (the peak that transfer.half_peak_size halves), which on a
+    // CPU device can be a cache-sized one.
+    const Measurement& small = *series.front();
+    const Measurement& large = **std::max_element(
+        series.begin() + 1, series.end(), [](auto* a, auto* b) { return a->summary.median < b->summary.median; });
+    const auto gap = significant_gap(large, small, small_ratio);
+    if (!gap) return RuleOutcome::none();
+
+    Finding f = comparison_finding(
+        "transfer.small_transfers", "transfer", Severity::low,
+        fmt::format("A {} transfer runs at {:.0f}% of a {} one: small copies are dominated by their fixed cost",
+                    bytes_text(size_of(&small)), 100 / gap->ratio, bytes_text(size_of(&large))),
+        large, "the best size", small, "the smallest transfer measured", *gap,
+        "time saved on each small transfer by batching; the share of your code's time depends on the sizes it moves");
+    // The gain depends on how many small transfers the user's code makes, which the run cannot see.
+    f.estimated_gain.reset();
+    const auto* half = find_measurement(r, "transfer.half_peak_size",
+                                        {{"direction", "h2d"}, {"path", "pageable"}, {"blocking", "true"}});
+    std::string below = "a few MiB";
+    if (half) {
+        f.evidence.push_back(evidence_of(*half, "transfers below this size reach less than half the peak"));
+        below = bytes_text(half->summary.median);
+    }
+    if (const auto* latency = headline(r, "transfer.h2d.latency"))
+        f.evidence.push_back(evidence_of(*latency, "the fixed cost of one transfer"));
+    f.suggestion = fmt::format(
+        "Batch transfers below {} into one: pack small arrays into one staging buffer (or one buffer with "
+        "sub-buffers / offsets) and move it with one clEnqueueWriteBuffer; enqueue non-blocking and wait once.",
+        below);
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome no_overlap(const RunReport& r) {
+    const auto* serial = find_measurement(r, "transfer.pipeline.step_time", {{"variant", "serial"}});
+    const auto* overlapped = find_measurement(r, "transfer.pipeline.step_time", {{"variant", "overlapped"}});
+    const auto* efficiency = headline(r, "transfer.overlap.efficiency");
+    if (!serial || !overlapped || !efficiency)
+        return RuleOutcome::missing("needs transfer.pipeline.step_time and transfer.overlap.efficiency");
+    if (const auto gap = significant_gap(*overlapped, *serial, overlap_ratio)) {
+        Finding f = comparison_finding(
+            "transfer.no_overlap", "transfer", Severity::medium,
+            fmt::format("Copies and kernels overlap on this device: a serial step takes {:.2f}x an overlapped one "
+                        "(overlap efficiency {:.0f}%)",
+                        gap->ratio, 100 * efficiency->summary.median),
+            *serial, "upload, kernel and download one after another on one queue", *overlapped,
+            "each stage on its own queue", *gap,
+            "measured on the transfer layer's stand-in step (upload, kernel, download of similar durations)");
+        f.evidence.push_back(evidence_of(*efficiency, "1 = every stage but the longest hidden"));
+        f.suggestion =
+            "Overlap transfers with kernels: use two or three in-order queues (uploads, kernels, downloads), double "
+            "buffers so the next block uploads while the current one computes, pinned host memory, and events "
+            "(not clFinish) between the queues.";
+        return RuleOutcome::found(std::move(f));
+    }
+    if (efficiency->summary.median >= no_overlap_efficiency) return RuleOutcome::none();
+    // "No overlap" rests on two step times being alike: only as sure as they are steady.
+    const double confidence = std::clamp(1.0 - serial->summary.cv - overlapped->summary.cv, 0.0, 1.0);
+    if (confidence < min_confidence) return RuleOutcome::none();
+    Finding f = transfer_finding("transfer.no_overlap", Severity::low,
+                                 fmt::format("This device and driver do not overlap copies with kernels (overlap "
+                                             "efficiency {:.0f}%)",
+                                             100 * efficiency->summary.median));
+    f.evidence = {evidence_of(*efficiency, fmt::format("at least {:.0f}% where copies run beside kernels",
+                                                       100 * no_overlap_efficiency)),
+                  evidence_of(*serial, "serial step"), evidence_of(*overlapped, "stages on separate queues")};
+    f.suggestion = r.device && shares_host_memory(*r.device)
+                       ? "Extra queues will not hide copies here: copy less. Keep data resident on the device between "
+                         "steps, and hand host data over with map/unmap (zero-copy) instead of copying it."
+                       : "Extra queues will not hide copies here: make fewer, larger transfers, keep data resident on "
+                         "the device between steps, and move only what changed.";
+    f.gain_basis = "no gain from overlap on this device; the suggestion reduces the copies themselves";
+    f.confidence = confidence;
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome numa_penalty(const RunReport& r) {
+    const auto rows = find_measurements(r, "transfer.numa.h2d.bandwidth");
+    if (rows.size() < 2) return RuleOutcome::missing("needs transfer.numa (a host with two or more NUMA nodes)");
+    const auto by_median = [](auto* a, auto* b) { return a->summary.median < b->summary.median; };
+    const Measurement& best = **std::max_element(rows.begin(), rows.end(), by_median);
+    const Measurement& worst = **std::min_element(rows.begin(), rows.end(), by_median);
+    const auto gap = significant_gap(best, worst, numa_ratio);
+    if (!gap) return RuleOutcome::none();
+    const std::string node = label_of(best, "node");
+    Finding f = comparison_finding(
+        "transfer.numa_penalty", "transfer", Severity::medium,
+        fmt::format("Host memory on NUMA node {} copies at {:.0f}% of node {}'s rate", label_of(worst, "node"),
+                    100 / gap->ratio, node),
+        best, label_of(best, "local") == "yes" ? "the device's local node" : "the fastest node", worst,
+        "the slowest node", *gap, "time saved on the upload stage by placing host buffers on the fastest node");
+    f.estimated_gain.reset();
+    f.target = GainTarget{"", "upload", gap->gain(), std::nullopt};
+    f.suggestion = fmt::format(
+        "Run the program with its threads and memory on node {0}: `numactl --cpunodebind={0} --membind={0} ./app` "
+        "or `hwloc-bind --cpubind node:{0} --membind node:{0} -- ./app`; in code, allocate staging buffers from a "
+        "thread bound to that node (first touch).",
+        node);
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome link_underused(const RunReport& r) {
+    if (!r.device) return RuleOutcome::missing("needs the device context");
+    if (shares_host_memory(*r.device)) return RuleOutcome::none();  // no link between host and device memory
+    const auto* link = headline(r, "topology.device.link_bandwidth");
+    if (!link) return RuleOutcome::missing("needs topology.device.link_bandwidth (the topology layer)");
+    const Measurement* pinned = nullptr;
+    for (const char* metric : {"transfer.h2d.pinned.bandwidth", "transfer.d2h.pinned.bandwidth"})
+        if (const auto* m = headline(r, metric); m && (!pinned || m->summary.median > pinned->summary.median))
+            pinned = m;
+    if (!pinned) return RuleOutcome::missing("needs the pinned transfer headlines (transfer.bandwidth)");
+    const double fraction = pinned->summary.median / link->summary.median;
+    if (!(fraction < link_fraction)) return RuleOutcome::none();
+    const double confidence = comparison_confidence(*link, *pinned);
+    if (confidence < min_confidence) return RuleOutcome::none();
+
+    Finding f = transfer_finding("transfer.link_underused", Severity::high,
+                                 fmt::format("Pinned transfers reach {}, {:.0f}% of the PCIe link's {}",
+                                             gb(pinned->summary.median), 100 * fraction, gb(link->summary.median)));
+    f.evidence = {
+        evidence_of(*pinned, "the best pinned path"),
+        evidence_of(*link, fmt::format("pinned copies usually reach well over {:.0f}% of it", 100 * link_fraction))};
+    f.suggestion =
+        "Something other than the link limits transfers: check for a link trained below its maximum (see "
+        "topology.pcie_link_degraded; `lspci -vv` LnkSta under load), run on the device's NUMA node "
+        "(topology.numa_mismatch), and check the IOMMU (boot with iommu=pt, or intel_iommu=on iommu=pt, when "
+        "isolation is not needed).";
+    f.target = GainTarget{"", "upload", 1.0 - fraction, std::nullopt};
+    f.gain_basis = "upper bound: upload time saved at the link's theoretical rate";
+    f.confidence = confidence;
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome zero_copy_available(const RunReport& r) {
+    if (!r.device) return RuleOutcome::missing("needs the device context");
+    if (!shares_host_memory(*r.device)) return RuleOutcome::none();  // a discrete device must copy
+    const auto* zero = headline(r, "transfer.h2d.zero_copy.bandwidth");
+    const auto* pageable = headline(r, "transfer.h2d.pageable.bandwidth");
+    if (!zero || !pageable)
+        return RuleOutcome::missing("needs transfer.h2d.zero_copy.bandwidth and transfer.h2d.pageable.bandwidth");
+    const auto gap = significant_gap(*zero, *pageable, zero_copy_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "transfer.zero_copy_available", "transfer", Severity::medium,
+        fmt::format("The device shares host memory: mapping a buffer hands data over {:.0f}x faster than copying it",
+                    gap->ratio),
+        *zero, "map + unmap of a CL_MEM_USE_HOST_PTR buffer (nothing copied)", *pageable,
+        "clEnqueueWriteBuffer from malloc'd memory", *gap,
+        "time saved on the upload stage by handing data over with map/unmap instead of a copy");
+    f.estimated_gain.reset();
+    f.target = GainTarget{"", "upload", gap->gain(), std::nullopt};
+    f.suggestion =
+        "Do not copy: create buffers with CL_MEM_ALLOC_HOST_PTR (or CL_MEM_USE_HOST_PTR over page-aligned memory), "
+        "write the input through clEnqueueMapBuffer(CL_MAP_WRITE_INVALIDATE_REGION), unmap before the kernel, and map "
+        "with CL_MAP_READ to read results.";
+    return RuleOutcome::found(std::move(f));
+}
+
+}  // namespace
+
+std::vector<Rule> transfer_rules() {
+    return {
+        {"transfer.pageable_slow", "transfer", pageable_slow},
+        {"transfer.small_transfers", "transfer", small_transfers},
+        {"transfer.no_overlap", "transfer", no_overlap},
+        {"transfer.numa_penalty", "transfer", numa_penalty},
+        {"transfer.link_underused", "transfer", link_underused},
+        {"transfer.zero_copy_available", "transfer", zero_copy_available},
+    };
+}
+
+}  // namespace clprobe
