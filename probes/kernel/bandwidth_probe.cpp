@@ -68,7 +68,7 @@ class BandwidthProbe final : public Probe {
     std::string id() const override { return "kernel.bandwidth"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Global-memory bandwidth ceiling"; }
-    // 18 variants, best-of-3 samples of ~25 ms each.
+    // 18 variants, best-of-2 samples of ~25 ms each.
     double expected_seconds(RunMode mode) const override { return 9.0 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {

@@ -85,7 +85,7 @@ class ComputeProbe final : public Probe {
     std::string id() const override { return std::string("kernel.compute.") + traits_.name; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return std::string("Arithmetic ceiling (") + traits_.name + " FMA)"; }
-    // Five widths, best-of-3 samples.
+    // Five widths, best-of-2 samples.
     double expected_seconds(RunMode mode) const override { return 2.0 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {

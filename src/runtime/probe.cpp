@@ -72,7 +72,8 @@ double Probe::expected_seconds(RunMode mode) const {
 
 SamplerConfig ceiling_sampler_for(RunMode mode) {
     SamplerConfig c = sampler_for(mode);
-    c.best_of = mode == RunMode::quick ? 2 : 3;
+    // Best of 2 outside --full: the default run must stay quicker than clpeak; --full takes 3.
+    c.best_of = mode == RunMode::full ? 3 : 2;
     return c;
 }
 
