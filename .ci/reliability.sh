@@ -3,13 +3,13 @@
 #   1. the unit, integration and CLI tests again, built with clang under AddressSanitizer and
 #      UndefinedBehaviorSanitizer (build-sanitize/);
 #   2. bounded libFuzzer runs on the report reader and on option parsing (FUZZ_SECONDS each,
-#      default 60), from the corpus in tests/fuzz/corpus. A crash fails CI and leaves its input in
+#      default 30), from the corpus in tests/fuzz/corpus. A crash fails CI and leaves its input in
 #      build-sanitize/fuzz-artifacts/: add it to tests/fuzz/regressions/<target>/ as a regression.
 # Needs what .ci/setup.sh installs, plus clang; run it as .ci/setup.sh is run (root or sudo).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-fuzz_seconds=${FUZZ_SECONDS:-60}
+fuzz_seconds=${FUZZ_SECONDS:-30}
 
 missing=()
 for p in clang libclang-rt-14-dev; do
@@ -36,7 +36,7 @@ export LSAN_OPTIONS="suppressions=$root/.ci/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # Oclgrind's own interposer does not mix with ASan; the normal build already ran those checks.
-ctest --test-dir build-sanitize --output-on-failure --timeout 900 -E "kernels: oclgrind"
+ctest --test-dir build-sanitize --output-on-failure --timeout 900 -j"$(nproc)" -E "kernels: oclgrind"
 
 for target in report_reader_fuzz options_fuzz; do
     corpus=$(mktemp -d)
