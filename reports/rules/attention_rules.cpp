@@ -20,15 +20,6 @@ constexpr double padding_ratio = 1.2;
 // The host winning by 10% or more is enough to question offloading this size.
 constexpr double offload_ratio = 1.1;
 
-Finding attention_finding(const char* id, Severity severity, std::string title) {
-    Finding f;
-    f.id = id;
-    f.layer = "kernel";
-    f.severity = severity;
-    f.title = std::move(title);
-    return f;
-}
-
 void target_stage(Finding& f, const char* stage, double stage_gain) {
     f.target = GainTarget{pipeline, stage, stage_gain, std::nullopt};
 }
@@ -74,9 +65,9 @@ RuleOutcome decode_roofline(const RunReport& r) {
     const double fraction = decode->summary.median / peak->summary.median;
     const double conf = comparison_confidence(*peak, *decode);
     if (fraction >= decode_roof_fraction || conf < min_confidence) return RuleOutcome::none();
-    Finding f = attention_finding("attention.decode.below_roofline", Severity::medium,
-                                  fmt::format("Decode reads the KV cache at {:.0f}% of the device's bandwidth (L = {})",
-                                              100 * fraction, label_of(*decode, "kv_len")));
+    Finding f = make_finding("kernel", "attention.decode.below_roofline", Severity::medium,
+                             fmt::format("Decode reads the KV cache at {:.0f}% of the device's bandwidth (L = {})",
+                                         100 * fraction, label_of(*decode, "kv_len")));
     f.evidence = {evidence_of(*decode, "the best fp32 decode layout"),
                   evidence_of(*peak, "the bandwidth roof a memory-bound decode can reach")};
     f.suggestion =
@@ -169,8 +160,8 @@ RuleOutcome fp16_unavailable(const RunReport& r) {
     const auto* p = find_result(r, "attention.decode.fp16");
     if (!p) return RuleOutcome::missing("needs the attention.decode.fp16 probe");
     if (p->status != ProbeStatus::unsupported) return RuleOutcome::none();
-    Finding f = attention_finding("attention.fp16.unavailable", Severity::low,
-                                  "fp16 KV caches cannot be used on this driver: " + p->reason);
+    Finding f = make_finding("kernel", "attention.fp16.unavailable", Severity::low,
+                             "fp16 KV caches cannot be used on this driver: " + p->reason);
     f.suggestion =
         "Use the int8 KV cache (or store half values and convert with vload_half, which needs no extension) to halve "
         "or quarter decode traffic; a driver with cl_khr_fp16 would allow half arithmetic too.";

@@ -19,15 +19,6 @@ constexpr double sync_ratio = 3.0;
 constexpr double slow_build_ms = 500.0;
 constexpr double cache_speedup = 5.0;
 
-Finding kernel_finding(const char* id, Severity severity, std::string title) {
-    Finding f;
-    f.id = id;
-    f.layer = "kernel";
-    f.severity = severity;
-    f.title = std::move(title);
-    return f;
-}
-
 RuleOutcome access_pattern(const RunReport& r) {
     const auto* inter = best_median(find_measurements(r, "kernel.bandwidth", {{"pattern", "interleaved"}}));
     const auto* chunk = best_median(find_measurements(r, "kernel.bandwidth", {{"pattern", "chunked"}}));
@@ -108,8 +99,8 @@ RuleOutcome fp64_throughput(const RunReport& r) {
     const double conf = comparison_confidence(*fp32, *fp64);
     if (fraction >= fp64_fraction || conf < min_confidence) return RuleOutcome::none();
 
-    Finding f = kernel_finding("kernel.fp64.throughput", Severity::medium,
-                               fmt::format("Double precision runs at 1/{:.0f} of single precision", 1 / fraction));
+    Finding f = make_finding("kernel", "kernel.fp64.throughput", Severity::medium,
+                             fmt::format("Double precision runs at 1/{:.0f} of single precision", 1 / fraction));
     f.evidence = {evidence_of(*fp32, "single-precision peak"),
                   evidence_of(*fp64, fmt::format("at least {:.0f}% of fp32 for fp64-heavy work", 100 * fp64_fraction))};
     f.suggestion =
@@ -164,8 +155,8 @@ RuleOutcome build_cache(const RunReport& r) {
 RuleOutcome host_timer(const RunReport& r) {
     if (!r.device) return RuleOutcome::missing("needs the device context");
     if (r.device->profiling) return RuleOutcome::none();
-    Finding f = kernel_finding("kernel.timer.host_fallback", Severity::medium,
-                               "The device cannot profile commands: kernel times come from the host clock");
+    Finding f = make_finding("kernel", "kernel.timer.host_fallback", Severity::medium,
+                             "The device cannot profile commands: kernel times come from the host clock");
     f.suggestion =
         "Treat kernel times as upper bounds (they include launch and synchronisation); try another driver or platform "
         "for the device if one exposes queue profiling.";

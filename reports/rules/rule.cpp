@@ -36,14 +36,19 @@ std::string label_of(const Measurement& m, const std::string& key) {
     return it == m.labels.end() ? "?" : it->second;
 }
 
-Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
-                           const Measurement& first, std::string first_expectation, const Measurement& second,
-                           std::string second_expectation, const Gap& gap, std::string gain_basis) {
+Finding make_finding(std::string layer, std::string id, Severity severity, std::string title) {
     Finding f;
     f.id = std::move(id);
     f.layer = std::move(layer);
     f.severity = severity;
     f.title = std::move(title);
+    return f;
+}
+
+Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
+                           const Measurement& first, std::string first_expectation, const Measurement& second,
+                           std::string second_expectation, const Gap& gap, std::string gain_basis) {
+    Finding f = make_finding(std::move(layer), std::move(id), severity, std::move(title));
     f.evidence = {evidence_of(first, std::move(first_expectation)), evidence_of(second, std::move(second_expectation))};
     f.estimated_gain = gap.gain();
     f.gain_basis = std::move(gain_basis);

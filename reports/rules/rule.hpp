@@ -33,6 +33,9 @@ double comparison_confidence(const Measurement& better, const Measurement& worse
 // could be noise and the report must not claim it.
 inline constexpr double min_confidence = 0.5;
 
+// A finding's identity; rules fill in evidence, suggestion and gain.
+Finding make_finding(std::string layer, std::string id, Severity severity, std::string title);
+
 Evidence evidence_of(const Measurement& m, std::string expectation = {});
 
 // A measured gap between the better and the worse of two measurements of one quantity: ratio is

@@ -34,15 +34,6 @@ constexpr double steal_high_percent = 20.0;
 // Activity windows shorter than this hold few samples: confidence grows with the window.
 constexpr double confident_window_seconds = 2.0;
 
-Finding system_finding(const char* id, Severity severity, std::string title) {
-    Finding f;
-    f.id = id;
-    f.layer = "system";
-    f.severity = severity;
-    f.title = std::move(title);
-    return f;
-}
-
 // Attributes of a (possibly hand-edited) report: every access checks the type, rules never throw.
 const nlohmann::json* attribute(const RunReport& r, const char* probe, const char* key) {
     const ProbeResult* p = find_result(r, probe);
@@ -119,8 +110,8 @@ RuleOutcome cpu_contention(const RunReport& r) {
     const std::string of_what =
         allowed ? fmt::format("the {} clprobe may use", cpus_word(median(allowed))) : "the CPUs clprobe may use";
 
-    Finding f = system_finding(
-        "system.cpu_contention", share >= contention_high_percent ? Severity::high : Severity::medium,
+    Finding f = make_finding(
+        "system", "system.cpu_contention", share >= contention_high_percent ? Severity::high : Severity::medium,
         fmt::format("Other processes used {:.0f}% of the CPU time of {} during the run{}", share, of_what,
                     named.empty()
                         ? fmt::format(" (none alone used {:g}% of a CPU: many small or short-lived processes)",
@@ -182,8 +173,8 @@ RuleOutcome affinity_restricted(const RunReport& r) {
                             : fmt::format("A CPU quota of {:.3g} CPUs caps this process below its {} allowed",
                                           median(quota), cpus_word(n_allowed));
     if (fewer_cpus && quota_below) title += fmt::format(", and a CPU quota caps it at {:.3g}", median(quota));
-    Finding f =
-        system_finding("system.affinity_restricted", cpu_device ? Severity::medium : Severity::low, std::move(title));
+    Finding f = make_finding("system", "system.affinity_restricted", cpu_device ? Severity::medium : Severity::low,
+                             std::move(title));
     f.evidence.push_back(evidence_of(*allowed, "every online CPU"));
     f.evidence.push_back(evidence_of(*online));
     if (quota) f.evidence.push_back(evidence_of(*quota, "no quota, or at least the allowed CPUs"));
@@ -241,9 +232,9 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
 
     const double gain = 1.0 - cus / usable;
     Finding f =
-        system_finding("system.cpu_device_underused", gain >= 0.5 ? Severity::high : Severity::medium,
-                       fmt::format("The OpenCL CPU device uses {:g} compute unit{} of the {} this process may use", cus,
-                                   cus == 1 ? "" : "s", cpus_word(usable)));
+        make_finding("system", "system.cpu_device_underused", gain >= 0.5 ? Severity::high : Severity::medium,
+                     fmt::format("The OpenCL CPU device uses {:g} compute unit{} of the {} this process may use", cus,
+                                 cus == 1 ? "" : "s", cpus_word(usable)));
     f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
     f.evidence.push_back(evidence_of(*allowed));
     const auto* env = attribute(r, "system.limits", "opencl_cpu_environment");
@@ -299,20 +290,20 @@ RuleOutcome cpu_governor(const RunReport& r) {
     Finding f;
     if (low_clock) {
         const double fraction = median(loaded) / median(max);
-        f = system_finding("system.cpu_governor", Severity::medium,
-                           fmt::format("Under load the CPUs ran at {:.0f} MHz, {:.0f}% of their {:.0f} MHz maximum "
-                                       "(governor {})",
-                                       median(loaded), 100 * fraction, median(max), governor_text));
+        f = make_finding("system", "system.cpu_governor", Severity::medium,
+                         fmt::format("Under load the CPUs ran at {:.0f} MHz, {:.0f}% of their {:.0f} MHz maximum "
+                                     "(governor {})",
+                                     median(loaded), 100 * fraction, median(max), governor_text));
         f.evidence = {evidence_of(*loaded, fmt::format("at least {:.0f}% of the maximum", 100 * low_clock_fraction)),
                       evidence_of(*max)};
         f.estimated_gain = 1.0 - fraction;
         f.gain_basis = "time saved by compute-bound work running at the maximum clock instead of the measured one";
         f.confidence = std::max(min_confidence, comparison_confidence(*max, *loaded));
     } else {
-        f = system_finding("system.cpu_governor", Severity::low,
-                           fmt::format("The CPU frequency governor is '{}', not 'performance': clocks rise only "
-                                       "after load appears",
-                                       *not_performance));
+        f = make_finding("system", "system.cpu_governor", Severity::low,
+                         fmt::format("The CPU frequency governor is '{}', not 'performance': clocks rise only "
+                                     "after load appears",
+                                     *not_performance));
         if (max) f.evidence.push_back(evidence_of(*max));
         if (loaded) f.evidence.push_back(evidence_of(*loaded, "near the maximum, as measured"));
         f.gain_basis = "not estimated: the clock under load was near its maximum; short bursts may start slower";
@@ -363,7 +354,7 @@ RuleOutcome memory_pressure(const RunReport& r) {
     if (limit_low)
         title += fmt::format("{}nly {:.1f}% of the cgroup's {:.1f} GiB memory limit was free",
                              title.empty() ? "O" : "; o", 100 * *limit_fraction, median(limit));
-    Finding f = system_finding("system.memory_pressure", swapping ? Severity::high : Severity::medium, title);
+    Finding f = make_finding("system", "system.memory_pressure", swapping ? Severity::high : Severity::medium, title);
     if (swap) f.evidence.push_back(evidence_of(*swap, fmt::format("below {:g} MiB/s", swap_mib_per_second)));
     if (available)
         f.evidence.push_back(
@@ -399,8 +390,8 @@ RuleOutcome hypervisor_steal(const RunReport& r) {
     if (share < steal_percent) return RuleOutcome::none();
     const std::string vendor = string_of(member(attribute(r, "system.host", "hypervisor"), "vendor"));
     const std::string by = vendor.empty() || vendor == "unknown" ? "The hypervisor" : "The hypervisor (" + vendor + ")";
-    Finding f = system_finding(
-        "system.hypervisor_steal", share >= steal_high_percent ? Severity::high : Severity::medium,
+    Finding f = make_finding(
+        "system", "system.hypervisor_steal", share >= steal_high_percent ? Severity::high : Severity::medium,
         fmt::format("{} gave {:.1f}% of this VM's CPU time to other guests during the run (steal)", by, share));
     f.evidence.push_back(evidence_of(*steal, fmt::format("below {:.0f}% of CPU time", steal_percent)));
     f.suggestion =

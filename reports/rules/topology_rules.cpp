@@ -53,15 +53,6 @@ const PciDeviceFacts* device_at(const TopologyFacts& f, const std::string& addre
     return nullptr;
 }
 
-Finding topology_finding(const char* id, Severity severity, std::string title) {
-    Finding f;
-    f.id = id;
-    f.layer = "topology";
-    f.severity = severity;
-    f.title = std::move(title);
-    return f;
-}
-
 Evidence link_evidence(const std::string& address, const char* which, double gb_per_s, std::string expectation) {
     return {"topology.pci.link_bandwidth",
             {{"address", address}, {"link", which}},
@@ -152,7 +143,7 @@ RuleOutcome numa_mismatch(const RunReport& r) {
     }
     if (title.empty()) return RuleOutcome::none();
 
-    Finding f = topology_finding("topology.numa_mismatch", severity, std::move(title));
+    Finding f = make_finding("topology", "topology.numa_mismatch", severity, std::move(title));
     if (const Measurement* node = find_measurement(r, "topology.device.numa_node"))
         f.evidence.push_back(evidence_of(*node, "the NUMA node the process and its memory should be on"));
     f.suggestion = fmt::format(
@@ -248,8 +239,8 @@ RuleOutcome pcie_link_degraded(const RunReport& r) {
 
     const Degraded& worst = degraded.front();
     const PcieLinkFacts& wl = *worst.check->link;
-    Finding f = topology_finding(
-        "topology.pcie_link_degraded", worst.severity,
+    Finding f = make_finding(
+        "topology", "topology.pcie_link_degraded", worst.severity,
         fmt::format("{} trained at {}; both ends can do {}{}", worst.check->what,
                     describe_link(wl.current.gt_per_s, wl.current.width), describe_link(wl.max.gt_per_s, wl.max.width),
                     degraded.size() > 1 ? fmt::format(" ({} links below their maximum)", degraded.size()) : ""));
@@ -390,10 +381,10 @@ RuleOutcome shared_link(const RunReport& r) {
         up.gb_per_s ? fmt::format("one {} link ({:.1f} GB/s)", describe_link(up.gt_per_s, up.width), *up.gb_per_s)
                     : std::string("one link");
     Finding f =
-        topology_finding("topology.shared_link", s.has_selected && known ? Severity::medium : Severity::low,
-                         fmt::format("{} devices share {} below root port {}: {}{}", s.devices.size(), upstream_text,
-                                     s.upstream->address, joined(members),
-                                     known ? fmt::format(" ({:.1f} GB/s of device links behind it)", *s.demand) : ""));
+        make_finding("topology", "topology.shared_link", s.has_selected && known ? Severity::medium : Severity::low,
+                     fmt::format("{} devices share {} below root port {}: {}{}", s.devices.size(), upstream_text,
+                                 s.upstream->address, joined(members),
+                                 known ? fmt::format(" ({:.1f} GB/s of device links behind it)", *s.demand) : ""));
     if (up.gb_per_s)
         f.evidence.push_back(
             link_evidence(s.upstream->address, capacity_label(s.upstream->link), *up.gb_per_s, "the link they share"));

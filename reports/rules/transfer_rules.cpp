@@ -27,15 +27,6 @@ constexpr double link_fraction = 0.5;
 // Zero-copy beating the copy path by a quarter repays switching to map/unmap.
 constexpr double zero_copy_ratio = 1.25;
 
-Finding transfer_finding(const char* id, Severity severity, std::string title) {
-    Finding f;
-    f.id = id;
-    f.layer = "transfer";
-    f.severity = severity;
-    f.title = std::move(title);
-    return f;
-}
-
 // The headline (label-free) measurement of `metric`; find_measurement with no labels would
 // match any variant.
 const Measurement* headline(const RunReport& r, std::string_view metric) {
@@ -164,10 +155,10 @@ RuleOutcome no_overlap(const RunReport& r) {
     // "No overlap" rests on two step times being alike: only as sure as they are steady.
     const double confidence = std::clamp(1.0 - serial->summary.cv - overlapped->summary.cv, 0.0, 1.0);
     if (confidence < min_confidence) return RuleOutcome::none();
-    Finding f = transfer_finding("transfer.no_overlap", Severity::low,
-                                 fmt::format("This device and driver do not overlap copies with kernels (overlap "
-                                             "efficiency {:.0f}%)",
-                                             100 * efficiency->summary.median));
+    Finding f = make_finding("transfer", "transfer.no_overlap", Severity::low,
+                             fmt::format("This device and driver do not overlap copies with kernels (overlap "
+                                         "efficiency {:.0f}%)",
+                                         100 * efficiency->summary.median));
     f.evidence = {evidence_of(*efficiency, fmt::format("at least {:.0f}% where copies run beside kernels",
                                                        100 * no_overlap_efficiency)),
                   evidence_of(*serial, "serial step"), evidence_of(*overlapped, "stages on separate queues")};
@@ -221,9 +212,9 @@ RuleOutcome link_underused(const RunReport& r) {
     const double confidence = comparison_confidence(*link, *pinned);
     if (confidence < min_confidence) return RuleOutcome::none();
 
-    Finding f = transfer_finding("transfer.link_underused", Severity::high,
-                                 fmt::format("Pinned transfers reach {}, {:.0f}% of the PCIe link's {}",
-                                             gb(pinned->summary.median), 100 * fraction, gb(link->summary.median)));
+    Finding f = make_finding("transfer", "transfer.link_underused", Severity::high,
+                             fmt::format("Pinned transfers reach {}, {:.0f}% of the PCIe link's {}",
+                                         gb(pinned->summary.median), 100 * fraction, gb(link->summary.median)));
     f.evidence = {
         evidence_of(*pinned, "the best pinned path"),
         evidence_of(*link, fmt::format("pinned copies usually reach well over {:.0f}% of it", 100 * link_fraction))};
