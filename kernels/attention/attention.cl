@@ -218,6 +218,195 @@ __kernel void attn_fused(__global const float* q, __global const float* k, __glo
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Fused prefill for CPU devices: the same algorithm, each work-item holding a block of
+// ROW_BLOCK query rows as the lanes of two float8 vectors (a work-group covers
+// ROW_BLOCK * local size rows). A vector of eight rows times one broadcast key value is an outer
+// product, so QK^T and PV become register-blocked matrix products: every K or V value loaded
+// from the staged tile feeds sixteen rows, where attn_fused loads it once per row and its loads,
+// not its FMAs, bound it on a CPU core. Softmax runs across the row lanes without any horizontal
+// operation. Same arguments and local tiles as attn_fused; rows beyond a sequence are clamped
+// reads whose results are not written.
+#define ROW_BLOCK 16
+
+// 2^x for the softmax weights: the builtin exp costs several times the FMAs each score needs
+// on CPU devices. Round to the nearest integer n, 2^f on [-0.5, 0.5] by its degree-6 Taylor
+// polynomial in f ln 2 (relative error about 1e-7, below the fp32 rounding of the sums it
+// feeds), then add n to the exponent. Masked scores (-inf) and anything below 2^-126 give 0.
+inline float8 exp2_softmax(float8 x) {
+    const float8 xc = fmax(x, (float8)(-126.0f));
+    const float8 n = rint(xc);
+    const float8 f = (xc - n) * 0.6931471805599453f;
+    float8 p = (float8)(1.0f / 720.0f);
+    p = fma(p, f, (float8)(1.0f / 120.0f));
+    p = fma(p, f, (float8)(1.0f / 24.0f));
+    p = fma(p, f, (float8)(1.0f / 6.0f));
+    p = fma(p, f, (float8)(0.5f));
+    p = fma(p, f, (float8)(1.0f));
+    p = fma(p, f, (float8)(1.0f));
+    const float8 r = as_float8(as_int8(p) + (convert_int8(n) << 23));
+    return select(r, (float8)(0.0f), x < (float8)(-126.0f));
+}
+
+// Scores of key `key` for eight rows, -inf where the key is past the tile or the sequence, or
+// (causal) after the row. Vector comparisons: their true is -1, which select needs.
+inline float8 mask_key(float8 s, int key, int8 rows, int tile_end, int len, uint causal) {
+    const int8 kv = (int8)(key);
+    int8 masked = (kv >= (int8)(tile_end)) | (kv >= (int8)(len));
+    if (causal) masked |= kv > rows;
+    return select(s, (float8)(-INFINITY), masked);
+}
+
+__kernel void attn_fused_rows(__global const float* q, __global const float* k, __global const float* v,
+                              __global float* o, __global const uint* starts, __global const uint* lens, uint pad_to,
+                              float scale, uint causal, __local float* ks, __local float* vs, uint tile_k) {
+    const uint lid = get_local_id(0), items = get_local_size(0);
+    const uint row0 = get_group_id(0) * items * ROW_BLOCK;
+    const uint bh = get_global_id(1);
+    const uint len = lens[bh];
+    const uint extent = max(len, pad_to);
+    if (row0 >= extent) return;  // uniform across the group: no barrier is skipped by part of it
+    const uint r0 = row0 + lid * ROW_BLOCK;
+    const size_t base = (size_t)starts[bh] * HEAD_DIM;
+
+    // Q transposed ([dim][row]) and pre-scaled into the base-2 domain (e^s = 2^(s log2 e)); the
+    // output transposed alike. Both are read and written as float8 of rows.
+    const float qscale = scale * 1.4426950408889634f;
+    float qt[HEAD_DIM * ROW_BLOCK], ot[HEAD_DIM * ROW_BLOCK];
+    for (uint r = 0; r < ROW_BLOCK; ++r) {
+        __global const float* qrow = q + base + (size_t)min(r0 + r, extent - 1) * HEAD_DIM;
+        for (uint d = 0; d < HEAD_DIM; ++d) {
+            qt[d * ROW_BLOCK + r] = qrow[d] * qscale;
+            ot[d * ROW_BLOCK + r] = 0.0f;
+        }
+    }
+    const int8 rows_a = (int8)(0, 1, 2, 3, 4, 5, 6, 7) + (int)r0, rows_b = rows_a + 8;
+    float8 ma = (float8)(-INFINITY), mb = (float8)(-INFINITY), la = 0.0f, lb = 0.0f;
+
+    const uint kend = causal ? min(extent, row0 + items * ROW_BLOCK) : extent;
+    for (uint k0 = 0; k0 < kend; k0 += tile_k) {
+        const uint kn = min(tile_k, kend - k0);
+        barrier(CLK_LOCAL_MEM_FENCE);  // the previous tile is no longer read
+        for (uint e = lid; e < tile_k * NV; e += items) {
+            const bool in = e / NV < kn;
+            vstore8(in ? vload8(e, k + base + (size_t)k0 * HEAD_DIM) : (float8)(0.0f), e, ks);
+            vstore8(in ? vload8(e, v + base + (size_t)k0 * HEAD_DIM) : (float8)(0.0f), e, vs);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        // Scores of the whole tile, four keys at a time: eight accumulators (both FMA pipes
+        // busy despite their latency) for two Q loads and four broadcasts per dimension.
+        float8 sa[MAX_TILE_K], sb[MAX_TILE_K];
+        float8 ta = (float8)(-INFINITY), tb = (float8)(-INFINITY);
+        const uint tile_end = k0 + kn;
+        // Only key blocks reaching past the sequence, the tile or the first row's diagonal need a mask.
+        const uint clear_end = min(min(tile_end, len), causal ? r0 + 1 : tile_end);
+        for (uint j = 0; j < kn; j += 4) {
+            float8 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f, b3 = 0.0f;
+            __local const float* kj = ks + j * HEAD_DIM;
+            for (uint d = 0; d < HEAD_DIM; ++d) {
+                const float8 qa = vload8(0, qt + d * ROW_BLOCK), qb = vload8(1, qt + d * ROW_BLOCK);
+                float8 kb = (float8)(kj[d]);
+                a0 = fma(qa, kb, a0);
+                b0 = fma(qb, kb, b0);
+                kb = (float8)(kj[HEAD_DIM + d]);
+                a1 = fma(qa, kb, a1);
+                b1 = fma(qb, kb, b1);
+                kb = (float8)(kj[2 * HEAD_DIM + d]);
+                a2 = fma(qa, kb, a2);
+                b2 = fma(qb, kb, b2);
+                kb = (float8)(kj[3 * HEAD_DIM + d]);
+                a3 = fma(qa, kb, a3);
+                b3 = fma(qb, kb, b3);
+            }
+            const int key = (int)(k0 + j);
+            if (key + 4 > (int)clear_end) {
+                a0 = mask_key(a0, key, rows_a, tile_end, len, causal);
+                b0 = mask_key(b0, key, rows_b, tile_end, len, causal);
+                a1 = mask_key(a1, key + 1, rows_a, tile_end, len, causal);
+                b1 = mask_key(b1, key + 1, rows_b, tile_end, len, causal);
+                a2 = mask_key(a2, key + 2, rows_a, tile_end, len, causal);
+                b2 = mask_key(b2, key + 2, rows_b, tile_end, len, causal);
+                a3 = mask_key(a3, key + 3, rows_a, tile_end, len, causal);
+                b3 = mask_key(b3, key + 3, rows_b, tile_end, len, causal);
+            }
+            sa[j] = a0;
+            sa[j + 1] = a1;
+            sa[j + 2] = a2;
+            sa[j + 3] = a3;
+            sb[j] = b0;
+            sb[j + 1] = b1;
+            sb[j + 2] = b2;
+            sb[j + 3] = b3;
+            ta = fmax(ta, fmax(fmax(a0, a1), fmax(a2, a3)));
+            tb = fmax(tb, fmax(fmax(b0, b1), fmax(b2, b3)));
+        }
+
+        // Online softmax per row lane. A row whose keys so far are all masked keeps max -inf:
+        // nothing accumulated, nothing to rescale.
+        const float8 na = fmax(ma, ta), nb = fmax(mb, tb);
+        const float8 alpha_a = select(exp2_softmax(ma - na), (float8)(1.0f), na == (float8)(-INFINITY));
+        const float8 alpha_b = select(exp2_softmax(mb - nb), (float8)(1.0f), nb == (float8)(-INFINITY));
+        la *= alpha_a;
+        lb *= alpha_b;
+        for (uint d = 0; d < HEAD_DIM; ++d) {
+            vstore8(vload8(0, ot + d * ROW_BLOCK) * alpha_a, 0, ot + d * ROW_BLOCK);
+            vstore8(vload8(1, ot + d * ROW_BLOCK) * alpha_b, 1, ot + d * ROW_BLOCK);
+        }
+        for (uint j = 0; j < kn; ++j) {
+            const float8 pa = exp2_softmax(sa[j] - na), pb = exp2_softmax(sb[j] - nb);
+            sa[j] = pa;
+            sb[j] = pb;
+            la += pa;
+            lb += pb;
+        }
+        ma = na;
+        mb = nb;
+
+        // PV: four output dimensions for sixteen rows in eight accumulators, over every key of the tile.
+        for (uint d = 0; d < HEAD_DIM; d += 4) {
+            __local const float* vd = vs + d;
+            float8 a0 = vload8(0, ot + d * ROW_BLOCK), b0 = vload8(1, ot + d * ROW_BLOCK);
+            float8 a1 = vload8(0, ot + (d + 1) * ROW_BLOCK), b1 = vload8(1, ot + (d + 1) * ROW_BLOCK);
+            float8 a2 = vload8(0, ot + (d + 2) * ROW_BLOCK), b2 = vload8(1, ot + (d + 2) * ROW_BLOCK);
+            float8 a3 = vload8(0, ot + (d + 3) * ROW_BLOCK), b3 = vload8(1, ot + (d + 3) * ROW_BLOCK);
+            for (uint j = 0; j < kn; ++j) {
+                const float8 pa = sa[j], pb = sb[j];
+                __local const float* vj = vd + j * HEAD_DIM;
+                float8 vb = (float8)(vj[0]);
+                a0 = fma(pa, vb, a0);
+                b0 = fma(pb, vb, b0);
+                vb = (float8)(vj[1]);
+                a1 = fma(pa, vb, a1);
+                b1 = fma(pb, vb, b1);
+                vb = (float8)(vj[2]);
+                a2 = fma(pa, vb, a2);
+                b2 = fma(pb, vb, b2);
+                vb = (float8)(vj[3]);
+                a3 = fma(pa, vb, a3);
+                b3 = fma(pb, vb, b3);
+            }
+            vstore8(a0, 0, ot + d * ROW_BLOCK);
+            vstore8(b0, 1, ot + d * ROW_BLOCK);
+            vstore8(a1, 0, ot + (d + 1) * ROW_BLOCK);
+            vstore8(b1, 1, ot + (d + 1) * ROW_BLOCK);
+            vstore8(a2, 0, ot + (d + 2) * ROW_BLOCK);
+            vstore8(b2, 1, ot + (d + 2) * ROW_BLOCK);
+            vstore8(a3, 0, ot + (d + 3) * ROW_BLOCK);
+            vstore8(b3, 1, ot + (d + 3) * ROW_BLOCK);
+        }
+    }
+    float lsum[ROW_BLOCK];
+    vstore8(la, 0, lsum);
+    vstore8(lb, 1, lsum);
+    for (uint r = 0; r < ROW_BLOCK && r0 + r < len; ++r) {
+        __global float* orow = o + base + (size_t)(r0 + r) * HEAD_DIM;
+        const float inv = 1.0f / lsum[r];
+        for (uint d = 0; d < HEAD_DIM; ++d)
+            orow[d] = ot[d * ROW_BLOCK + r] * inv;
+    }
+}
+
 #endif  // !ATTN_FP16
 
 // ---------------------------------------------------------------------------------------------

@@ -14,8 +14,10 @@
 //   reduction local:  partial sums, then reduce_partials adds them (a second, tiny pass). Row
 //               layout: each work-item sums its rows into its own slice of `partial` (no barrier,
 //               no local memory: on CPU devices the slice stays in L1, and PoCL runs barrier-free
-//               kernels as plain loops); it takes rows four at a time, so the slice is read and
-//               written once per four rows. Column layout: each work-group sums a tile in local memory.
+//               kernels as plain loops); it takes rows eight at a time, so the link function
+//               runs as one vector exp and the slice is read and written once per eight rows
+//               (a scalar exp per row and a slice pass per row or four cost PoCL a third of
+//               its bandwidth at p = 64). Column layout: each work-group sums a tile in local memory.
 //   reduction atomic: every row adds r_i x_ij straight into g with a global atomic (a
 //               compare-and-swap loop: OpenCL 1.2 has no floating-point atomic add).
 //   vector width W: the row layout loads W consecutive columns at a time; the col layout gives each
@@ -61,21 +63,22 @@
 #define STORE_4(v, i, ptr) vstore4(v, i, ptr)
 #define STORE_8(v, i, ptr) vstore8(v, i, ptr)
 #define STORE_16(v, i, ptr) vstore16(v, i, ptr)
-// Horizontal sums go through private memory rather than vector swizzles (.lo/.hi/.s0): the
-// compiler emits the same shuffles, and Oclgrind 21.10's uninitialised-value checker crashes on
-// swizzles, which would leave these kernels unchecked in CI.
-#define DEFINE_HSUM(N)                                 \
-    inline REAL hsum_##N(VT_##N v) {                   \
-        REAL t[N];                                     \
-        CAT(vstore, N)(v, 0, t);                       \
-        REAL s = 0;                                    \
-        for (int i = 0; i < N; ++i) s += t[i];         \
-        return s;                                      \
-    }
-DEFINE_HSUM(2)
-DEFINE_HSUM(4)
-DEFINE_HSUM(8)
-DEFINE_HSUM(16)
+// Horizontal sums halve the vector (.lo + .hi) down to a scalar: a short tree of shuffles. A
+// loop over a private copy compiles to a chain of dependent scalar adds through the stack, which
+// cost more than the row's FMAs. (The GLM kernels run under Oclgrind's memory and race checks
+// only: its 21.10 uninitialised-value checker crashes on swizzles, see kernel_hygiene.cpp.)
+inline REAL hsum_2(VT_2 v) {
+    return v.x + v.y;
+}
+inline REAL hsum_4(VT_4 v) {
+    return hsum_2(v.lo + v.hi);
+}
+inline REAL hsum_8(VT_8 v) {
+    return hsum_4(v.lo + v.hi);
+}
+inline REAL hsum_16(VT_16 v) {
+    return hsum_8(v.lo + v.hi);
+}
 #define HSUM_1(v) (v)
 #define HSUM_2(v) hsum_2(v)
 #define HSUM_4(v) hsum_4(v)
@@ -115,10 +118,20 @@ inline void atomic_add_real(__global REAL* addr, REAL v) {
 }
 #endif
 
+// The inverse link: mu = g^-1(eta). family 0: logit, 1: log.
+inline REAL mean_of(REAL eta, uint family) {
+    return family == 0 ? (REAL)1 / ((REAL)1 + exp(-eta)) : exp(eta);
+}
+inline VT_8 mean8_of(VT_8 eta, uint family) {
+    return family == 0 ? (VT_8)(1) / ((VT_8)(1) + exp(-eta)) : exp(eta);
+}
+
 #define DEFINE_GLM_KERNELS(W)                                                                                     \
-    /* Residual of one row-major row: mu(x_i . beta) - y_i. */                                                    \
-    inline REAL row_residual_v##W(__global const REAL* restrict row, __global const REAL* restrict beta,          \
-                                  REAL yi, uint p, uint family) {                                                 \
+    /* x_i . beta of one row-major row. */                                                                        \
+    /* Always inlined (a call per row costs as much as its FMAs); without restrict, whose scopes */              \
+    /* Oclgrind cannot interpret once inlined.                                                    */              \
+    __attribute__((always_inline)) inline REAL row_eta_v##W(__global const REAL* row, __global const REAL* beta,  \
+                                                            uint p) {                                             \
         const uint vecs = p / W;                                                                                   \
         VT_##W a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                                                     \
         uint v = 0;                                                                                                \
@@ -133,8 +146,12 @@ inline void atomic_add_real(__global REAL* addr, REAL v) {
         REAL eta = HSUM_##W((a0 + a1) + (a2 + a3));                                                                \
         for (uint j = vecs * W; j < p; ++j)                                                                        \
             eta += row[j] * beta[j];                                                                               \
-        const REAL mu = family == 0 ? (REAL)1 / ((REAL)1 + exp(-eta)) : exp(eta);                                  \
-        return mu - yi;                                                                                            \
+        return eta;                                                                                                \
+    }                                                                                                              \
+    /* Residual of one row-major row: mu(x_i . beta) - y_i. */                                                    \
+    inline REAL row_residual_v##W(__global const REAL* restrict row, __global const REAL* restrict beta,          \
+                                  REAL yi, uint p, uint family) {                                                 \
+        return mean_of(row_eta_v##W(row, beta, p), family) - yi;                                                   \
     }                                                                                                              \
     /* Residuals of W consecutive rows i0.. of column-major X. */                                                  \
     inline VT_##W col_residual_v##W(__global const REAL* restrict x, __global const REAL* restrict y,             \
@@ -190,18 +207,27 @@ inline void atomic_add_real(__global REAL* addr, REAL v) {
         for (uint j = vecs * W; j < p; ++j)                                                                        \
             acc[j] += r * row[j];                                                                                  \
     }                                                                                                              \
-    /* acc[0..p) += r0 x0 + r1 x1 + r2 x2 + r3 x3: four rows per pass over acc, so the partial  */              \
-    /* slice is loaded and stored once per four rows instead of once per row.                    */              \
-    inline void row_axpy4_global_v##W(__global REAL* restrict acc, __global const REAL* restrict x0, REAL r0,      \
-                                      __global const REAL* restrict x1, REAL r1, __global const REAL* restrict x2, \
-                                      REAL r2, __global const REAL* restrict x3, REAL r3, uint p) {                \
+    /* acc[0..p) += sum over u < 8 of r[u] x_u, the rows x_u = x0 + u p: eight rows per pass over acc, */      \
+    /* so the partial slice is loaded and stored once per eight rows instead of once per row.           */      \
+    inline void row_axpy8_global_v##W(__global REAL* restrict acc, __global const REAL* restrict x0,              \
+                                      const REAL* r, uint p) {                                                     \
         const uint vecs = p / W;                                                                                   \
+        __global const REAL* x1 = x0 + p;                                                                          \
+        __global const REAL* x2 = x1 + p;                                                                          \
+        __global const REAL* x3 = x2 + p;                                                                          \
+        __global const REAL* x4 = x3 + p;                                                                          \
+        __global const REAL* x5 = x4 + p;                                                                          \
+        __global const REAL* x6 = x5 + p;                                                                          \
+        __global const REAL* x7 = x6 + p;                                                                          \
         for (uint v = 0; v < vecs; ++v)                                                                            \
-            STORE_##W(LOAD_##W(v, acc) + (r0 * LOAD_##W(v, x0) + r1 * LOAD_##W(v, x1)) +                           \
-                          (r2 * LOAD_##W(v, x2) + r3 * LOAD_##W(v, x3)),                                           \
+            STORE_##W(LOAD_##W(v, acc) + ((r[0] * LOAD_##W(v, x0) + r[1] * LOAD_##W(v, x1)) +                      \
+                                          (r[2] * LOAD_##W(v, x2) + r[3] * LOAD_##W(v, x3))) +                     \
+                          ((r[4] * LOAD_##W(v, x4) + r[5] * LOAD_##W(v, x5)) +                                     \
+                           (r[6] * LOAD_##W(v, x6) + r[7] * LOAD_##W(v, x7))),                                     \
                       v, acc);                                                                                     \
         for (uint j = vecs * W; j < p; ++j)                                                                        \
-            acc[j] += (r0 * x0[j] + r1 * x1[j]) + (r2 * x2[j] + r3 * x3[j]);                                       \
+            acc[j] += ((r[0] * x0[j] + r[1] * x1[j]) + (r[2] * x2[j] + r[3] * x3[j])) +                            \
+                      ((r[4] * x4[j] + r[5] * x5[j]) + (r[6] * x6[j] + r[7] * x7[j]));                             \
     }                                                                                                              \
     __kernel void grad_row_part_v##W(__global const REAL* restrict x, __global const REAL* restrict y,            \
                                      __global const REAL* restrict beta, __global const REAL* restrict r_in,       \
@@ -213,24 +239,20 @@ inline void atomic_add_real(__global REAL* addr, REAL v) {
         const ulong first = (ulong)get_global_id(0) * rows_per_item;                                              \
         const ulong last = min((ulong)n, first + rows_per_item);                                                   \
         ulong i = first;                                                                                           \
-        for (; i + 4 <= last; i += 4) {                                                                            \
+        /* Eight rows at a time: their eight dot products, then one vector link function (a */                    \
+        /* scalar exp per row costs as much as the row's FMAs), then one pass over the slice. */                  \
+        for (; i + 8 <= last; i += 8) {                                                                            \
             __global const REAL* x0 = x + i * p;                                                                   \
-            __global const REAL* x1 = x0 + p;                                                                      \
-            __global const REAL* x2 = x1 + p;                                                                      \
-            __global const REAL* x3 = x2 + p;                                                                      \
-            REAL r0, r1, r2, r3;                                                                                   \
+            REAL r[8];                                                                                             \
             if (fused) {                                                                                           \
-                r0 = row_residual_v##W(x0, beta, y[i], p, family);                                                 \
-                r1 = row_residual_v##W(x1, beta, y[i + 1], p, family);                                             \
-                r2 = row_residual_v##W(x2, beta, y[i + 2], p, family);                                             \
-                r3 = row_residual_v##W(x3, beta, y[i + 3], p, family);                                             \
+                REAL eta[8];                                                                                       \
+                for (uint u = 0; u < 8; ++u)                                                                       \
+                    eta[u] = row_eta_v##W(x0 + u * p, beta, p);                                                    \
+                STORE_8(mean8_of(LOAD_8(0, eta), family) - LOAD_8(0, y + i), 0, r);                                 \
             } else {                                                                                               \
-                r0 = r_in[i];                                                                                      \
-                r1 = r_in[i + 1];                                                                                  \
-                r2 = r_in[i + 2];                                                                                  \
-                r3 = r_in[i + 3];                                                                                  \
+                STORE_8(LOAD_8(0, r_in + i), 0, r);                                                                \
             }                                                                                                      \
-            row_axpy4_global_v##W(mine, x0, r0, x1, r1, x2, r2, x3, r3, p);                                        \
+            row_axpy8_global_v##W(mine, x0, r, p);                                                                 \
         }                                                                                                          \
         for (; i < last; ++i) {                                                                                    \
             __global const REAL* row = x + i * p;                                                                  \

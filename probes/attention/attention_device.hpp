@@ -62,16 +62,27 @@ struct HeadSet {
 HeadSet make_head_set(DeviceSession& s, const PrefillProblem& p, const std::vector<std::uint32_t>& members,
                       std::uint32_t pad_to);
 
-// Fused kernel tile: query rows per work-group and keys staged per step.
+// Fused kernel tile: query rows per work-group, keys staged per step, and query rows per
+// work-item: 1 runs attn_fused (one row per work-item, the GPU shape), ROW_BLOCK (16) runs
+// attn_fused_rows (rows as vector lanes, register-blocked: the CPU shape).
 struct FusedTile {
-    std::uint32_t rows = 0, keys = 0;
-    std::string label() const;  // "32x64"
+    std::uint32_t rows = 0, keys = 0, rows_per_item = 1;
+    std::string label() const;  // "32x64", "64x128/16" for row blocks
+    const char* kernel_name() const;
 };
 // Tiles whose K and V stages fit the device's local memory and whose group fits its work-group
-// limit: the sweep's, or (sweep false, or none of them fits) the one preferred tile that fits.
+// limit: the sweep's (both kernels), or (sweep false, or none of them fits) the one preferred
+// tile that fits, of the kernel shaped for the device's type.
 std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep);
 
-cl::Event enqueue_fused(cl::CommandQueue& q, cl::Kernel& k, const DeviceTensors& t, const HeadSet& heads,
+// Both fused kernels of one attention program.
+struct FusedKernels {
+    explicit FusedKernels(const cl::Program& program);
+    cl::Kernel per_row, row_block;
+    cl::Kernel& for_tile(const FusedTile& tile);
+};
+
+cl::Event enqueue_fused(cl::CommandQueue& q, FusedKernels& k, const DeviceTensors& t, const HeadSet& heads,
                         const PrefillProblem& p, FusedTile tile);
 
 // Decode kernels: local memory of one work-group (LOCAL_STRIDE floats per work-item) and floats

@@ -45,7 +45,7 @@ class BatchingProbe final : public Probe {
         const auto tiles = fused_tiles(s.info(), c.head_dim, false);
         if (tiles.empty()) throw ProbeUnsupported("no fused tile fits the device's local memory");
         const FusedTile tile = tiles.front();
-        cl::Kernel fused(attention_program(s, c.head_dim), "attn_fused");
+        FusedKernels fused(attention_program(s, c.head_dim));
         const DeviceTensors tpad = upload(s, padded), tpack = upload(s, packed);
 
         // Sequence-heads of request r are r*heads .. r*heads + heads - 1 in both layouts.

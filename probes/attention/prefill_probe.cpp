@@ -72,7 +72,7 @@ class PrefillProbe final : public Probe {
                 fmt::format("its score matrix ({}) does not fit the device", format_bytes(score_bytes));
         }
 
-        cl::Kernel fused(program, "attn_fused");
+        FusedKernels fused(program);
         for (const FusedTile& tile : fused_tiles(s.info(), c.head_dim, c.tile_sweep)) {
             // Clear the output so a kernel that writes nothing cannot pass on the previous result.
             q.enqueueFillBuffer(t.o, 0.0f, 0, tensor_bytes);

@@ -65,7 +65,7 @@ class StepProbe final : public Probe {
             all[h] = h;
         const HeadSet heads = make_head_set(s, p, all, 0);
         UnfusedKernels unfused = make_unfused(s, p);
-        cl::Kernel fused(program, "attn_fused");
+        FusedKernels fused(program);
         cl::Kernel decode(program, "attn_decode_f32"), merge(program, "attn_decode_merge");
 
         // Decode: the new token's query against the prompt's K and V as the cache (kv_len = seq).

@@ -227,7 +227,12 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
 
     const int w = v.vector;
     if (v.layout == Layout::row) {
-        const std::size_t items = max_groups * wg;
+        // At least 32 rows per work-item where n allows: the kernel takes rows eight at a time
+        // (one vector link function per block), and a work-item with a row or two spends its
+        // time zeroing and reducing its partial slice instead.
+        constexpr std::uint64_t min_rows_per_item = 32;
+        const std::size_t wanted_groups = (n + min_rows_per_item * wg - 1) / (min_rows_per_item * wg);
+        const std::size_t items = std::clamp<std::size_t>(wanted_groups, 1, max_groups) * wg;
         const cl_uint rows_per_item = u32((n + items - 1) / items);
         if (v.reduction == Reduction::atomic) {
             cl::Kernel k = kernel(gradient_file, fmt::format("grad_row_atomic_v{}", w));

@@ -57,7 +57,7 @@ TEST_CASE("every prefill variant matches the reference on random shapes", "[atte
     DeviceSession& s = test::shared_session();
     std::mt19937 rng(42);
     for (std::uint32_t d : {64u, 128u}) {
-        cl::Kernel fused(attention_program(s, d), "attn_fused");
+        FusedKernels fused(attention_program(s, d));
         for (bool causal : {false, true}) {
             // 1..2 sequences of 2..3 heads, 9..150 tokens: never a whole number of tiles.
             const std::uint32_t batch = 1 + rng() % 2, heads = 2 + rng() % 2;
@@ -185,8 +185,9 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
 }
 
 TEST_CASE("an attention kernel that gets the softmax wrong fails verification", "[attention][verification]") {
-    // The fused kernel double-counts the softmax denominator.
-    const auto dir = test::patched_kernel_dir("attention/attention.cl", "lr += hsum8(p);", "lr += 2.0f * hsum8(p);");
+    // The fused kernel a CPU device runs by default double-counts the softmax denominator of
+    // its first eight rows.
+    const auto dir = test::patched_kernel_dir("attention/attention.cl", "la += pa;", "la += 2.0f * pa;");
     auto session = test::session_with_kernels(dir);
     auto probe = make_attention_prefill_probe();
     const ProbeResult r = run_tiny(*probe, *session);

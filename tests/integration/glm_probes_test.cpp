@@ -182,7 +182,8 @@ TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][pro
 
 TEST_CASE("a GLM kernel that forgets the response fails verification", "[glm][verification]") {
     // r = mu - y becomes r = mu: a plausible bug, and fast.
-    const auto dir = test::patched_kernel_dir("glm/gradient.cl", "return mu - yi;", "return mu;");
+    const auto dir =
+        test::patched_kernel_dir("glm/gradient.cl", "family) - LOAD_8(0, y + i), 0, r);", "family), 0, r);");
     auto session = test::session_with_kernels(dir);
     auto probe = make_glm_gradient_probe();
     const ProbeResult r = run_tiny(*probe, *session, 1001, 5);

@@ -115,6 +115,13 @@ void attention_kernels(DeviceSession& s) {
         f.setArg(10, cl::Local(tk * d * 4)), f.setArg(11, tk);
         s.queue().enqueueNDRangeKernel(f, cl::NullRange, cl::NDRange(12, bh), cl::NDRange(tq, 1));
         s.queue().finish();
+        // The row-block kernel: two work-items of 16 rows share each staged tile.
+        cl::Kernel fr = s.kernels().kernel("attention/attention.cl", "attn_fused_rows", options);
+        fr.setArg(0, q), fr.setArg(1, k), fr.setArg(2, v), fr.setArg(3, o), fr.setArg(4, starts), fr.setArg(5, lens);
+        fr.setArg(6, seq), fr.setArg(7, scale), fr.setArg(8, causal), fr.setArg(9, cl::Local(tk * d * 4));
+        fr.setArg(10, cl::Local(tk * d * 4)), fr.setArg(11, tk);
+        s.queue().enqueueNDRangeKernel(fr, cl::NullRange, cl::NDRange(2, bh), cl::NDRange(2, 1));
+        s.queue().finish();
     }
 
     const std::size_t cache = std::size_t{bh} * kv * d;
