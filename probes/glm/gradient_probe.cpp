@@ -246,8 +246,12 @@ class GradientProbe final : public Probe {
     // Where CSR stops paying: CSR time grows with the non-zeros, so at density d it matches the
     // dense time near d * dense / csr (an estimate from the two variants measured here).
     static void sparse_crossover(ProbeResult& out, double density) {
-        const auto* csr = find_measurement(out, "glm.gradient.time", {{"format", "csr"}});
-        const auto* dense = find_measurement(out, "glm.gradient.time", {{"format", "dense"}});
+        const auto* csr = find_measurement(out, "glm.gradient.time", {{"format", "csr"}, {"precision", "fp32"}});
+        const Measurement* dense = nullptr;  // the fastest full-size dense fp32 variant
+        for (const auto& m : out.measurements)
+            if (m.metric == "glm.gradient.time" && m.note.empty() && m.labels.at("format") == "dense" &&
+                m.labels.at("precision") == "fp32" && (!dense || m.summary.median < dense->summary.median))
+                dense = &m;
         if (!csr || !dense || csr->summary.median <= 0) return;
         out.attributes["sparse_crossover_density"] =
             std::min(1.0, density * dense->summary.median / csr->summary.median);

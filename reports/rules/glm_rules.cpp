@@ -15,6 +15,8 @@ constexpr double atomics_ratio = 1.25;
 constexpr double passes_ratio = 1.15;
 constexpr double wg_ratio = 1.15;
 constexpr double fp64_ratio = 1.5;
+// Changing how X is stored is a data-pipeline change: worth it from 25%, like a kernel rewrite.
+constexpr double format_ratio = 1.25;
 // The best gradient below half the measured memory roof leaves most of the device unused.
 constexpr double roofline_floor = 0.5;
 // Uploads above 40% of the baseline step make the step transfer-bound.
@@ -240,11 +242,16 @@ Measurement per_row(const Measurement& m, double rows) {
     return out;
 }
 
-double rows_of(const RunReport& r, const char* probe) {
+// A numeric attribute of a probe's result; 0 when the probe or the attribute is absent.
+double attribute_of(const RunReport& r, const char* probe, const char* key) {
     const auto* result = find_result(r, probe);
-    if (!result) return 0;
-    const auto it = result->attributes.find("rows");
+    if (!result || !result->attributes.is_object()) return 0;
+    const auto it = result->attributes.find(key);
     return it != result->attributes.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+double rows_of(const RunReport& r, const char* probe) {
+    return attribute_of(r, probe, "rows");
 }
 
 RuleOutcome host_faster(const RunReport& r) {
@@ -271,6 +278,38 @@ RuleOutcome host_faster(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
+// Dense against CSR on the same rows at the density the probe generated: the format to keep X in,
+// and the density where the two would cross (the probe's estimate).
+RuleOutcome sparse_format(const RunReport& r) {
+    const auto* csr = fastest(r, {{"format", "csr"}, {"precision", "fp32"}});
+    const auto* dense = fastest(r, dense_fp32);
+    if (!csr || !dense) return RuleOutcome::missing("needs glm.gradient.time for a CSR and a dense fp32 variant");
+    const bool csr_wins = csr->summary.median < dense->summary.median;
+    const Measurement& fast = csr_wins ? *csr : *dense;
+    const Measurement& slow = csr_wins ? *dense : *csr;
+    const auto gap = significant_gap(fast, slow, format_ratio);
+    if (!gap) return RuleOutcome::none();
+    const double density = attribute_of(r, "glm.gradient", "density");
+    const double crossover = attribute_of(r, "glm.gradient", "sparse_crossover_density");
+    const std::string at = density > 0 ? fmt::format("at density {:.3g}", density) : "at the density measured";
+    Finding f = comparison_finding(
+        "glm.format.sparse_dense", "kernel", Severity::medium,
+        fmt::format("{} the {} gradient takes {:.1f}x the time of the {} one", at, csr_wins ? "dense" : "CSR",
+                    gap->ratio, csr_wins ? "CSR" : "dense"),
+        fast, csr_wins ? "CSR: only the non-zeros and their column indices are read" : "dense X, read as one stream",
+        slow, csr_wins ? "every element of X, zeros included" : "CSR values, indices and gathers of beta", *gap, "");
+    target_compute(f, *gap, "gradient time saved by the faster storage format of X at this density");
+    const std::string where =
+        crossover > 0 ? fmt::format(" (the two cross near density {:.3g} on this device)", crossover) : "";
+    f.suggestion = csr_wins
+                       ? fmt::format("Keep X in CSR for data this sparse{}; densify only above the crossover.", where)
+                       : fmt::format(
+                             "Store X dense at this density{}: CSR's indices and scattered beta loads "
+                             "cost more than the zeros it skips.",
+                             where);
+    return RuleOutcome::found(std::move(f));
+}
+
 }  // namespace
 
 std::vector<Rule> glm_rules() {
@@ -281,6 +320,7 @@ std::vector<Rule> glm_rules() {
         {"glm.workgroup.size", "kernel", workgroup},
         {"glm.gradient.below_roofline", "kernel", roofline},
         {"glm.precision.fp64", "kernel", fp64},
+        {"glm.format.sparse_dense", "kernel", sparse_format},
         {"glm.minibatch.upload_bound", "kernel", upload_bound},
         {"glm.offload.host_faster", "kernel", host_faster},
     };

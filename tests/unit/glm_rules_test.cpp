@@ -102,7 +102,7 @@ void check_missing(const RunReport& r) {
 
 TEST_CASE("glm rules: every id is unique and documented in kernel layer", "[rules][glm]") {
     const auto rules = glm_rules();
-    CHECK(rules.size() == 8);
+    CHECK(rules.size() == 9);
     for (const auto& r : rules) {
         CHECK(r.id.rfind("glm.", 0) == 0);
         CHECK(r.layer == "kernel");
@@ -231,4 +231,32 @@ TEST_CASE("glm.offload.host_faster compares per-row times", "[rules][glm]") {
     check_silent(analyzed(
         report_of({host(10), step("serial_pageable", steady(0.004))}, {{"rows", 500000}}, {{"rows", 1000000}}), id));
     check_missing(analyzed(report_of({host(10), step("serial_pageable", steady(0.004))}), id));
+}
+
+TEST_CASE("glm.format.sparse_dense names the faster storage format and the crossover", "[rules][glm]") {
+    const std::string id = "glm.format.sparse_dense";
+    Labels csr = variant();
+    csr["format"] = "csr";
+    csr["vector"] = "1";
+    auto with_density = [](RunReport r) {
+        r.results[0].attributes = {{"density", 0.05}, {"sparse_crossover_density", 0.2}};
+        return r;
+    };
+    // CSR 4x faster at 5%: keep CSR, crossover named.
+    const auto sparse_wins =
+        analyzed(with_density(report_of({time_of(variant(), steady(4.0)), time_of(csr, steady(1.0))})), id);
+    const Finding& f = single(sparse_wins, id);
+    CHECK_THAT(f.title, Catch::Contains("density 0.05") && Catch::Contains("dense gradient takes 4.0x"));
+    CHECK_THAT(f.suggestion, Catch::Contains("Keep X in CSR") && Catch::Contains("0.2"));
+    CHECK(*f.estimated_gain == Approx(0.75));
+    // Dense 3x faster: store dense.
+    const auto dense_wins =
+        analyzed(with_density(report_of({time_of(variant(), steady(1.0)), time_of(csr, steady(3.0))})), id);
+    CHECK_THAT(single(dense_wins, id).suggestion, Catch::Contains("Store X dense"));
+    // The fastest dense variant counts, not the first one measured.
+    check_silent(analyzed(
+        report_of({time_of(variant("col"), steady(5.0)), time_of(variant(), steady(1.0)), time_of(csr, steady(1.1))}),
+        id));
+    check_silent(analyzed(report_of({time_of(variant(), noisy(1.0)), time_of(csr, noisy(1.6))}), id));
+    check_missing(analyzed(report_of({time_of(variant(), steady(1.0))}), id));
 }
