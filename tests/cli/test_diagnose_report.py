@@ -6,6 +6,11 @@ import os
 
 from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
 
+# Workload shapes small enough for CI and odd enough to show they are honoured (not the defaults,
+# not multiples of a tile or a work-group).
+SHAPES = ("--glm-rows", "3001", "--glm-cols", "12", "--glm-batch", "1000", "--attn-seq", "41", "--attn-kv-len", "100",
+          "--attn-heads", "3")
+
 # One real run, shared by the checks below (a quick kernel-layer run takes about 10 s).
 _report = {}
 
@@ -13,7 +18,7 @@ _report = {}
 def report():
     if not _report:
         _report["trace"] = os.path.join(temp_dir(), "trace.json")
-        r = run("diagnose", "--layers", "kernel", "--quick", "--json", "-", "--trace", _report["trace"])
+        r = run("diagnose", "--layers", "kernel", "--quick", "--json", "-", "--trace", _report["trace"], *SHAPES)
         expect(r.rc == 0, "diagnose --json - failed", r)
         _report["doc"] = load_json(r.stdout, r)
         _report["result"] = r
@@ -58,6 +63,32 @@ def test_kernel_ceilings_are_measured():
         expect(m["note"].startswith("best of"), f"{metric} does not say which variant")
     expect(doc["device"]["name"], "device context missing")
     expect(doc["options"]["mode"] == "quick" and doc["options"]["layers"] == ["kernel"], "options not recorded")
+
+
+def test_workloads_run_at_the_requested_shapes():
+    doc = report()
+    probes = {p["id"]: p for p in doc["results"]}
+    for pid in ("glm.gradient", "glm.fit", "glm.host_blas", "glm.pipeline", "attention.prefill", "attention.decode",
+                "attention.batching", "attention.step"):
+        expect(pid in probes, f"{pid} did not run")
+        expect(probes[pid]["status"] in ("ok", "unsupported"), f"{pid}: {probes[pid]['status']} {probes[pid]['reason']}")
+    grad = probes["glm.gradient"]
+    expect(grad["attributes"]["rows"] == 3001 and grad["attributes"]["cols"] == 12, "--glm-rows/--glm-cols ignored")
+    expect(probes["glm.pipeline"]["attributes"]["batch_rows"] == 1000, "--glm-batch ignored")
+    prefill = [m for m in probes["attention.prefill"]["measurements"] if m["metric"] == "attention.prefill.time"]
+    expect(prefill and all(m["labels"]["seq"] == "41" for m in prefill), "--attn-seq ignored")
+    decode = [m for m in probes["attention.decode"]["measurements"] if m["metric"] == "attention.decode.time"]
+    expect(decode and all(m["labels"]["kv_len"] == "100" for m in decode), "--attn-kv-len ignored")
+    # Every workload time counted only after verification: each variant reports its error.
+    errors = [m for m in probes["attention.prefill"]["measurements"] if m["metric"] == "attention.prefill.error"]
+    expect(len(errors) == len(prefill) and all(m["summary"]["max"] < 1e-4 for m in errors), "prefill errors")
+
+
+def test_every_finding_is_documented():
+    with open(os.path.join(SOURCE_DIR, "docs", "findings.md")) as f:
+        documented = f.read()
+    for finding in report()["findings"]:
+        expect(f"`{finding['id']}`" in documented, f"finding {finding['id']} is not in docs/findings.md")
 
 
 def test_trace_holds_every_timed_command():
