@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
@@ -23,25 +24,21 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t m) {
     return (v + m - 1) / m * m;
 }
 
-// Host data in the variant's precision.
-std::vector<unsigned char> as_reals(const float* v, std::size_t count, bool fp64) {
-    std::vector<unsigned char> out(count * real_bytes(fp64));
-    if (fp64) {
-        auto* d = reinterpret_cast<double*>(out.data());
-        for (std::size_t i = 0; i < count; ++i)
-            d[i] = v[i];
-    } else {
-        std::copy(v, v + count, reinterpret_cast<float*>(out.data()));
-    }
+// Host data (float X and y, double beta) in the variant's precision.
+template <class T>
+std::vector<unsigned char> as_reals(const std::vector<T>& v, bool fp64) {
+    std::vector<unsigned char> out(v.size() * real_bytes(fp64));
+    if (fp64)
+        std::copy(v.begin(), v.end(), reinterpret_cast<double*>(out.data()));
+    else
+        std::copy(v.begin(), v.end(), reinterpret_cast<float*>(out.data()));
     return out;
 }
 
-std::vector<unsigned char> as_reals(const std::vector<double>& v, bool fp64) {
-    std::vector<float> f(v.begin(), v.end());
-    if (!fp64) return as_reals(f.data(), f.size(), false);
-    std::vector<unsigned char> out(v.size() * 8);
-    std::copy(v.begin(), v.end(), reinterpret_cast<double*>(out.data()));
-    return out;
+template <class T>
+std::vector<unsigned char> raw_bytes(const std::vector<T>& v) {
+    const auto* b = reinterpret_cast<const unsigned char*>(v.data());
+    return {b, b + v.size() * sizeof(T)};
 }
 
 cl::Buffer filled(DeviceSession& s, const std::vector<unsigned char>& bytes) {
@@ -50,15 +47,61 @@ cl::Buffer filled(DeviceSession& s, const std::vector<unsigned char>& bytes) {
     return b;
 }
 
-void set_real(cl::Kernel& k, cl_uint index, bool fp64, double v) {
-    if (fp64)
-        k.setArg(index, v);
-    else
-        k.setArg(index, static_cast<float>(v));
+// A REAL kernel parameter is float or double by the program's options, so the host value carries
+// the precision it must be passed in.
+struct RealArg {
+    double value;
+    bool fp64;
+};
+
+template <class T>
+void set_arg(cl::Kernel& k, cl_uint index, const T& value) {
+    if constexpr (std::is_same_v<T, RealArg>) {
+        if (value.fp64)
+            k.setArg(index, value.value);
+        else
+            k.setArg(index, static_cast<float>(value.value));
+    } else {
+        k.setArg(index, value);
+    }
+}
+
+// Arguments listed in the kernel's parameter order, so no launch can skip or repeat an index.
+template <class... Args>
+cl::Kernel with_args(cl::Kernel k, const Args&... args) {
+    cl_uint index = 0;
+    (set_arg(k, index++, args), ...);
+    return k;
 }
 
 cl_uint u32(std::uint64_t v) {
     return static_cast<cl_uint>(v);
+}
+
+// The kernels' family switch.
+cl_uint family_arg(Family family) {
+    return family == Family::logistic ? 0u : 1u;
+}
+
+// A local size of 0 leaves the work-group size to the implementation.
+cl::Event enqueue_kernel(cl::CommandQueue& queue, const cl::Kernel& k, std::size_t global, std::size_t local) {
+    cl::Event e;
+    queue.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(global), local ? cl::NDRange(local) : cl::NullRange,
+                               nullptr, &e);
+    return e;
+}
+
+// `count` reals of the given precision, widened to double.
+std::vector<double> read_reals(cl::CommandQueue& queue, const cl::Buffer& b, std::size_t count, bool fp64) {
+    std::vector<double> out(count);
+    if (fp64) {
+        queue.enqueueReadBuffer(b, CL_TRUE, 0, count * sizeof(double), out.data());
+    } else {
+        std::vector<float> f(count);
+        queue.enqueueReadBuffer(b, CL_TRUE, 0, count * sizeof(float), f.data());
+        std::copy(f.begin(), f.end(), out.begin());
+    }
+    return out;
 }
 
 bool has_extension(const DeviceInfo& info, const std::string& name) {
@@ -111,14 +154,13 @@ DeviceData upload_dense(DeviceSession& s, const Dataset& d, Layout layout, bool 
     out.p = d.p;
     out.ld = round_up(d.n, 16);
     if (layout == Layout::row) {
-        out.x = filled(s, as_reals(d.x.data(), d.x.size(), fp64));
-        out.y = filled(s, as_reals(d.y.data(), d.y.size(), fp64));
+        out.x = filled(s, as_reals(d.x, fp64));
+        out.y = filled(s, as_reals(d.y, fp64));
     } else {
-        const std::vector<float> cm = to_column_major(d, out.ld);
-        out.x = filled(s, as_reals(cm.data(), cm.size(), fp64));
+        out.x = filled(s, as_reals(to_column_major(d, out.ld), fp64));
         std::vector<float> y(out.ld, 0.0f);
         std::copy(d.y.begin(), d.y.end(), y.begin());
-        out.y = filled(s, as_reals(y.data(), y.size(), fp64));
+        out.y = filled(s, as_reals(y, fp64));
     }
     work_buffers(s, out, beta, max_groups);
     return out;
@@ -133,12 +175,10 @@ DeviceData upload_csr(DeviceSession& s, const CsrMatrix& m, const std::vector<fl
     out.ld = m.n;
     out.p = m.p;
     out.nnz = m.nnz();
-    out.x = filled(s, as_reals(m.vals.data(), m.vals.size(), fp64));
-    out.y = filled(s, as_reals(y.data(), y.size(), fp64));
-    const auto* rp = reinterpret_cast<const unsigned char*>(m.row_ptr.data());
-    out.row_ptr = filled(s, {rp, rp + m.row_ptr.size() * 4});
-    const auto* c = reinterpret_cast<const unsigned char*>(m.cols.data());
-    out.cols = filled(s, {c, c + m.cols.size() * 4});
+    out.x = filled(s, as_reals(m.vals, fp64));
+    out.y = filled(s, as_reals(y, fp64));
+    out.row_ptr = filled(s, raw_bytes(m.row_ptr));
+    out.cols = filled(s, raw_bytes(m.cols));
     work_buffers(s, out, beta, max_groups);
     return out;
 }
@@ -161,7 +201,7 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
     const std::uint64_t n = rows == 0 ? data.n : std::min(rows, data.n);
     const std::size_t e = real_bytes(v.fp64);
     const std::size_t wg = v.wg;
-    const cl_uint p = data.p, fam = family == Family::logistic ? 0u : 1u;
+    const cl_uint p = data.p, fam = family_arg(family), fused = v.passes == 1;
     if (wg == 0 || wg > info.max_work_group_size)
         throw ProbeUnsupported(fmt::format("work-group size {} exceeds the device's {}", wg, info.max_work_group_size));
     if (v.fp64 && !info.fp64) throw ProbeUnsupported("the device has no double precision (cl_khr_fp64)");
@@ -172,60 +212,47 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
             throw ProbeUnsupported(fmt::format("{} needs {} bytes of local memory; the device has {}", v.name(), bytes,
                                                info.local_mem_bytes));
     };
+    // work_buffers() sized the partial buffer for work-groups up to max_partial_wg.
+    const auto need_partial_room = [&] {
+        if (wg > max_partial_wg)
+            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v.name(), max_partial_wg));
+    };
     const std::string opts = real_options(v.fp64);
     const auto kernel = [&](const std::string& file, const std::string& name) {
         return s.kernels().kernel(file, name.c_str(), opts);
     };
+    const auto real = [&](double value) { return RealArg{value, v.fp64}; };
     const std::size_t max_groups = std::min(gradient_groups(info), data.partial_groups / max_partial_wg);
     std::vector<Launch> out;
 
+    // The reduction and the atomic variants' zero and finalize steps take one work-item per coefficient.
+    const auto per_coefficient = [&](cl::Kernel k) { out.push_back({std::move(k), p, 0}); };
     const auto reduce = [&](std::size_t groups) {
-        cl::Kernel k = kernel(gradient_file, "reduce_partials");
-        k.setArg(0, data.partial);
-        k.setArg(1, data.beta);
-        k.setArg(2, data.g);
-        k.setArg(3, u32(groups));
-        k.setArg(4, p);
-        set_real(k, 5, v.fp64, inv_n);
-        set_real(k, 6, v.fp64, lambda);
-        out.push_back({k, p, 0});
+        per_coefficient(with_args(kernel(gradient_file, "reduce_partials"), data.partial, data.beta, data.g,
+                                  u32(groups), p, real(inv_n), real(lambda)));
     };
     const auto zero_and_finalize = [&](Launch main) {
-        cl::Kernel z = kernel(gradient_file, "zero_vector");
-        z.setArg(0, data.g);
-        z.setArg(1, p);
-        out.push_back({z, p, 0});
+        per_coefficient(with_args(kernel(gradient_file, "zero_vector"), data.g, p));
         out.push_back(std::move(main));
-        cl::Kernel f = kernel(gradient_file, "finalize_atomic");
-        f.setArg(0, data.g);
-        f.setArg(1, data.beta);
-        f.setArg(2, p);
-        set_real(f, 3, v.fp64, inv_n);
-        set_real(f, 4, v.fp64, lambda);
-        out.push_back({f, p, 0});
+        per_coefficient(
+            with_args(kernel(gradient_file, "finalize_atomic"), data.g, data.beta, p, real(inv_n), real(lambda)));
     };
 
     if (v.format == Format::csr) {
-        if (wg > max_partial_wg)
-            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v.name(), max_partial_wg));
+        need_partial_room();
         const std::size_t items = max_groups * wg;
-        cl::Kernel k = kernel(sparse_file, "grad_csr_part");
-        k.setArg(0, data.row_ptr);
-        k.setArg(1, data.cols);
-        k.setArg(2, data.x);
-        k.setArg(3, data.y);
-        k.setArg(4, data.beta);
-        k.setArg(5, data.partial);
-        k.setArg(6, u32(n));
-        k.setArg(7, p);
-        k.setArg(8, u32((n + items - 1) / items));
-        k.setArg(9, fam);
-        out.push_back({k, items, wg});
+        out.push_back({with_args(kernel(sparse_file, "grad_csr_part"), data.row_ptr, data.cols, data.x, data.y,
+                                 data.beta, data.partial, u32(n), p, u32((n + items - 1) / items), fam),
+                       items, wg});
         reduce(items);
         return out;
     }
 
     const int w = v.vector;
+    // Every dense kernel comes in vector widths and takes the model (x, y, beta) first.
+    const auto dense = [&](const char* stem, const auto&... rest) {
+        return with_args(kernel(gradient_file, fmt::format("{}_v{}", stem, w)), data.x, data.y, data.beta, rest...);
+    };
     if (v.layout == Layout::row) {
         // At least 32 rows per work-item where n allows: the kernel takes rows eight at a time
         // (one vector link function per block), and a work-item with a row or two spends its
@@ -235,46 +262,14 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
         const std::size_t items = std::clamp<std::size_t>(wanted_groups, 1, max_groups) * wg;
         const cl_uint rows_per_item = u32((n + items - 1) / items);
         if (v.reduction == Reduction::atomic) {
-            cl::Kernel k = kernel(gradient_file, fmt::format("grad_row_atomic_v{}", w));
-            k.setArg(0, data.x);
-            k.setArg(1, data.y);
-            k.setArg(2, data.beta);
-            k.setArg(3, data.g);
-            k.setArg(4, u32(n));
-            k.setArg(5, p);
-            k.setArg(6, rows_per_item);
-            k.setArg(7, fam);
-            zero_and_finalize({k, items, wg});
+            zero_and_finalize({dense("grad_row_atomic", data.g, u32(n), p, rows_per_item, fam), items, wg});
             return out;
         }
-        if (wg > max_partial_wg)
-            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v.name(), max_partial_wg));
-        if (v.passes == 2) {
-            cl::Kernel k = kernel(gradient_file, fmt::format("residual_row_v{}", w));
-            k.setArg(0, data.x);
-            k.setArg(1, data.y);
-            k.setArg(2, data.beta);
-            k.setArg(3, data.r);
-            k.setArg(4, u32(n));
-            k.setArg(5, p);
-            k.setArg(6, rows_per_item);
-            k.setArg(7, fam);
-            out.push_back({k, items, wg});
-        }
+        need_partial_room();
+        if (v.passes == 2) out.push_back({dense("residual_row", data.r, u32(n), p, rows_per_item, fam), items, wg});
         // Each work-item sums its rows into its own partial slice (no barrier, no atomics: CPU
         // devices keep the slice in L1); the second pass adds the work-items' partials.
-        cl::Kernel k = kernel(gradient_file, fmt::format("grad_row_part_v{}", w));
-        k.setArg(0, data.x);
-        k.setArg(1, data.y);
-        k.setArg(2, data.beta);
-        k.setArg(3, data.r);
-        k.setArg(4, data.partial);
-        k.setArg(5, u32(n));
-        k.setArg(6, p);
-        k.setArg(7, rows_per_item);
-        k.setArg(8, fam);
-        k.setArg(9, cl_uint{v.passes == 1});
-        out.push_back({k, items, wg});
+        out.push_back({dense("grad_row_part", data.r, data.partial, u32(n), p, rows_per_item, fam, fused), items, wg});
         reduce(items);
         return out;
     }
@@ -284,47 +279,18 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
     const std::uint64_t ld = data.ld;
     const std::size_t per_item_global = round_up((ld + w - 1) / w, wg);
     if (v.reduction == Reduction::atomic) {
-        cl::Kernel k = kernel(gradient_file, fmt::format("grad_col_atomic_v{}", w));
-        k.setArg(0, data.x);
-        k.setArg(1, data.y);
-        k.setArg(2, data.beta);
-        k.setArg(3, data.g);
-        k.setArg(4, u32(ld));
-        k.setArg(5, p);
-        k.setArg(6, fam);
-        zero_and_finalize({k, per_item_global, wg});
+        zero_and_finalize({dense("grad_col_atomic", data.g, u32(ld), p, fam), per_item_global, wg});
         return out;
     }
     need_local((wg * w + p) * e);
-    if (v.passes == 2) {
-        cl::Kernel k = kernel(gradient_file, fmt::format("residual_col_v{}", w));
-        k.setArg(0, data.x);
-        k.setArg(1, data.y);
-        k.setArg(2, data.beta);
-        k.setArg(3, data.r);
-        k.setArg(4, u32(ld));
-        k.setArg(5, p);
-        k.setArg(6, fam);
-        out.push_back({k, per_item_global, wg});
-    }
+    if (v.passes == 2) out.push_back({dense("residual_col", data.r, u32(ld), p, fam), per_item_global, wg});
     const std::uint64_t tile_rows = wg * static_cast<std::uint64_t>(w);
     const std::uint64_t tiles = (ld + tile_rows - 1) / tile_rows;
     const std::uint64_t tiles_per_group = (tiles + max_groups - 1) / max_groups;
     const std::size_t groups = static_cast<std::size_t>((tiles + tiles_per_group - 1) / tiles_per_group);
-    cl::Kernel k = kernel(gradient_file, fmt::format("grad_col_local_v{}", w));
-    k.setArg(0, data.x);
-    k.setArg(1, data.y);
-    k.setArg(2, data.beta);
-    k.setArg(3, data.r);
-    k.setArg(4, data.partial);
-    k.setArg(5, cl::Local(wg * w * e));
-    k.setArg(6, cl::Local(std::size_t{p} * e));
-    k.setArg(7, u32(ld));
-    k.setArg(8, p);
-    k.setArg(9, u32(tiles_per_group));
-    k.setArg(10, fam);
-    k.setArg(11, cl_uint{v.passes == 1});
-    out.push_back({k, groups * wg, wg});
+    out.push_back({dense("grad_col_local", data.r, data.partial, cl::Local(wg * w * e), cl::Local(std::size_t{p} * e),
+                         u32(ld), p, u32(tiles_per_group), fam, fused),
+                   groups * wg, wg});
     reduce(groups);
     return out;
 }
@@ -332,8 +298,7 @@ std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const 
 cl::Event enqueue_launches(cl::CommandQueue& queue, std::vector<Launch>& launches) {
     cl::Event e;
     for (auto& l : launches)
-        queue.enqueueNDRangeKernel(l.kernel, cl::NullRange, cl::NDRange(l.global),
-                                   l.local ? cl::NDRange(l.local) : cl::NullRange, nullptr, &e);
+        e = enqueue_kernel(queue, l.kernel, l.global, l.local);
     return e;
 }
 
@@ -344,25 +309,14 @@ TimedBatch time_launches(DeviceSession& s, std::vector<Launch>& launches, std::i
     return time_commands(
         s.queue(), s.profiling(), count,
         [&] {
-            Launch& l = launches[next++ % launches.size()];
-            cl::Event e;
-            s.queue().enqueueNDRangeKernel(l.kernel, cl::NullRange, cl::NDRange(l.global),
-                                           l.local ? cl::NDRange(l.local) : cl::NullRange, nullptr, &e);
-            return e;
+            const Launch& l = launches[next++ % launches.size()];
+            return enqueue_kernel(s.queue(), l.kernel, l.global, l.local);
         },
         label);
 }
 
 std::vector<double> read_gradient(cl::CommandQueue& queue, DeviceData& data) {
-    std::vector<double> g(data.p);
-    if (data.fp64) {
-        queue.enqueueReadBuffer(data.g, CL_TRUE, 0, data.p * sizeof(double), g.data());
-    } else {
-        std::vector<float> f(data.p);
-        queue.enqueueReadBuffer(data.g, CL_TRUE, 0, data.p * sizeof(float), f.data());
-        std::copy(f.begin(), f.end(), g.begin());
-    }
-    return g;
+    return read_reals(queue, data.g, data.p, data.fp64);
 }
 
 double gradient_bytes(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz) {
@@ -395,20 +349,9 @@ NewtonPass::NewtonPass(DeviceSession& s, DeviceData& data, Family family) : s_(s
                                            local_bytes, info.local_mem_bytes));
     hpartial_ = make_buffer(s.context(), CL_MEM_READ_WRITE, groups_ * data.p * pp_ * e);
     gpartial_ = make_buffer(s.context(), CL_MEM_READ_WRITE, groups_ * data.p * e);
-    kernel_ = s.kernels().kernel(newton_file, "newton_row", real_options(data.fp64));
-    kernel_.setArg(0, data.x);
-    kernel_.setArg(1, data.y);
-    kernel_.setArg(2, data.beta);
-    kernel_.setArg(3, hpartial_);
-    kernel_.setArg(4, gpartial_);
-    kernel_.setArg(5, cl::Local(tile_rows * pp_ * e));
-    kernel_.setArg(6, cl::Local(2 * tile_rows * e));
-    kernel_.setArg(7, u32(data.n));
-    kernel_.setArg(8, data.p);
-    kernel_.setArg(9, pp_);
-    kernel_.setArg(10, u32((data.n + groups_ - 1) / groups_));
-    kernel_.setArg(11, tile_rows);
-    kernel_.setArg(12, family == Family::logistic ? 0u : 1u);
+    kernel_ = with_args(s.kernels().kernel(newton_file, "newton_row", real_options(data.fp64)), data.x, data.y,
+                        data.beta, hpartial_, gpartial_, cl::Local(tile_rows * pp_ * e), cl::Local(2 * tile_rows * e),
+                        u32(data.n), data.p, pp_, u32((data.n + groups_ - 1) / groups_), tile_rows, family_arg(family));
 }
 
 void NewtonPass::set_beta(const std::vector<double>& beta) {
@@ -417,26 +360,13 @@ void NewtonPass::set_beta(const std::vector<double>& beta) {
 }
 
 cl::Event NewtonPass::enqueue() {
-    cl::Event e;
-    s_.queue().enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(groups_ * local_), cl::NDRange(local_), nullptr,
-                                    &e);
-    return e;
+    return enqueue_kernel(s_.queue(), kernel_, groups_ * local_, local_);
 }
 
 NewtonSums NewtonPass::read_sums() {
     const std::uint32_t p = data_.p;
-    const std::size_t hcount = groups_ * p * pp_, gcount = groups_ * p;
-    std::vector<double> h(hcount), g(gcount);
-    if (data_.fp64) {
-        s_.queue().enqueueReadBuffer(hpartial_, CL_TRUE, 0, hcount * 8, h.data());
-        s_.queue().enqueueReadBuffer(gpartial_, CL_TRUE, 0, gcount * 8, g.data());
-    } else {
-        std::vector<float> hf(hcount), gf(gcount);
-        s_.queue().enqueueReadBuffer(hpartial_, CL_TRUE, 0, hcount * 4, hf.data());
-        s_.queue().enqueueReadBuffer(gpartial_, CL_TRUE, 0, gcount * 4, gf.data());
-        std::copy(hf.begin(), hf.end(), h.begin());
-        std::copy(gf.begin(), gf.end(), g.begin());
-    }
+    const std::vector<double> h = read_reals(s_.queue(), hpartial_, groups_ * p * pp_, data_.fp64);
+    const std::vector<double> g = read_reals(s_.queue(), gpartial_, groups_ * p, data_.fp64);
     NewtonSums out{std::vector<double>(std::size_t{p} * p, 0.0), std::vector<double>(p, 0.0)};
     for (std::size_t grp = 0; grp < groups_; ++grp)
         for (std::uint32_t j = 0; j < p; ++j) {
