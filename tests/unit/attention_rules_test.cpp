@@ -6,54 +6,36 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "rule_test_support.hpp"
 #include "rules/attention_rules.hpp"
 
 using namespace clprobe;
+using namespace clprobe::test;
 
 namespace {
 
-std::vector<double> steady(double v) {
-    return {v, v, v, v, v};
-}
-std::vector<double> noisy(double v) {
-    return {v * 0.6, v, v * 1.4};
-}
-
-Measurement timed(const std::string& metric, Labels labels, std::vector<double> s) {
-    return make_measurement(metric, "s", std::move(labels), std::move(s), TimerKind::device_profiling, false);
-}
-Measurement rate(const std::string& metric, const std::string& unit, Labels labels, std::vector<double> s) {
-    return make_measurement(metric, unit, std::move(labels), std::move(s), TimerKind::device_profiling);
-}
 Measurement prefill(const std::string& variant, const std::string& tile, std::vector<double> s) {
-    return timed("attention.prefill.time", {{"variant", variant}, {"tile", tile}, {"seq", "1024"}}, std::move(s));
+    return seconds("attention.prefill.time", {{"variant", variant}, {"tile", tile}, {"seq", "1024"}}, std::move(s),
+                   TimerKind::device_profiling);
 }
-Measurement decode(const std::string& precision, double seconds) {
-    return timed("attention.decode.time",
-                 {{"precision", precision}, {"split", "single"}, {"splits", "1"}, {"kv_len", "4096"}}, steady(seconds));
+Measurement decode(const std::string& precision, double s) {
+    return seconds("attention.decode.time",
+                   {{"precision", precision}, {"split", "single"}, {"splits", "1"}, {"kv_len", "4096"}}, steady(s),
+                   TimerKind::device_profiling);
 }
 
 RunReport report_of(std::vector<Measurement> ms, ProbeStatus fp16_status = ProbeStatus::ok) {
-    RunReport r;
-    ProbeResult p;
-    p.id = "attention.synthetic";
-    p.layer = "kernel";
-    p.measurements = std::move(ms);
-    r.results.push_back(std::move(p));
-    ProbeResult f;
-    f.id = "attention.decode.fp16";
-    f.layer = "kernel";
+    RunReport r = report_with("attention.synthetic", "kernel", std::move(ms));
+    ProbeResult f = probe_result("attention.decode.fp16", "kernel");
     f.status = fp16_status;
     if (fp16_status == ProbeStatus::unsupported) f.reason = "cl_khr_fp16 is not advertised";
     r.results.push_back(std::move(f));
     return r;
 }
 
+// Straight from the rule, not through analyze(): these tests read the outcome itself.
 RuleOutcome evaluate(const std::string& id, const RunReport& r) {
-    for (const auto& rule : attention_rules())
-        if (rule.id == id) return rule.evaluate(r);
-    FAIL("no rule " << id);
-    return {};
+    return rule_named(attention_rules(), id).evaluate(r);
 }
 
 }  // namespace
@@ -80,8 +62,8 @@ TEST_CASE("attention.prefill.unfused: fused gain targets the prefill stage", "[r
     CHECK_FALSE(evaluate("attention.prefill.unfused",
                          report_of({prefill("unfused", "none", steady(0.11)), prefill("fused", "32x64", steady(0.1))}))
                     .finding);
-    CHECK_FALSE(evaluate("attention.prefill.unfused",
-                         report_of({prefill("unfused", "none", noisy(0.15)), prefill("fused", "32x64", noisy(0.1))}))
+    CHECK_FALSE(evaluate("attention.prefill.unfused", report_of({prefill("unfused", "none", spread(0.15, 0.4)),
+                                                                 prefill("fused", "32x64", spread(0.1, 0.4))}))
                     .finding);
     CHECK(evaluate("attention.prefill.unfused", report_of({prefill("fused", "32x64", steady(0.1))})).not_evaluated);
 }
@@ -98,10 +80,11 @@ TEST_CASE("attention.decode.below_roofline compares the best fp32 decode with th
     CHECK(found.finding->estimated_gain == Approx(0.7));
     CHECK(found.finding->target->stage == "decode");
     CHECK_FALSE(evaluate("attention.decode.below_roofline", report_of({peak, bw(70, "single")})).finding);
-    CHECK_FALSE(evaluate("attention.decode.below_roofline",
-                         report_of({rate("kernel.peak.bandwidth", "GB/s", {}, noisy(100)),
-                                    rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}}, noisy(45))}))
-                    .finding);
+    CHECK_FALSE(
+        evaluate("attention.decode.below_roofline",
+                 report_of({rate("kernel.peak.bandwidth", "GB/s", {}, spread(100, 0.4)),
+                            rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}}, spread(45, 0.4))}))
+            .finding);
     CHECK(evaluate("attention.decode.below_roofline", report_of({bw(20, "single")})).not_evaluated);
 }
 
@@ -147,7 +130,8 @@ TEST_CASE("attention.fp16.unavailable follows the fp16 probe's status", "[rules]
 }
 
 TEST_CASE("attention.host.offload: the host beating the best device prefill", "[rules][attention]") {
-    auto host = timed("attention.host_blas.prefill.time", {{"seq", "1024"}, {"variant", "host_blas"}}, steady(0.05));
+    auto host = seconds("attention.host_blas.prefill.time", {{"seq", "1024"}, {"variant", "host_blas"}}, steady(0.05),
+                        TimerKind::device_profiling);
     const auto found =
         evaluate("attention.host.offload",
                  report_of({host, prefill("fused", "32x64", steady(0.1)), prefill("unfused", "none", steady(0.5))}));

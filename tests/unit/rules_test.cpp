@@ -10,35 +10,27 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "rule_test_support.hpp"
 #include "rules/analysis.hpp"
 #include "rules/kernel_rules.hpp"
 #include "rules/rule.hpp"
 
 using namespace clprobe;
+using namespace clprobe::test;
 
 namespace {
 
-std::vector<double> steady(double v) {
-    return {v, v, v, v, v};
-}
-
-// {m(1-cv), m, m(1+cv)}: median and mean m, sample stddev m*cv, so cv exactly cv.
-std::vector<double> spread(double median, double cv) {
-    return {median * (1 - cv), median, median * (1 + cv)};
-}
-
 Measurement bandwidth(const std::string& pattern, const std::string& vector, std::vector<double> samples) {
-    return make_measurement("kernel.bandwidth", "GB/s", {{"access", "read"}, {"pattern", pattern}, {"vector", vector}},
-                            std::move(samples), TimerKind::device_profiling);
+    return rate("kernel.bandwidth", "GB/s", {{"access", "read"}, {"pattern", pattern}, {"vector", vector}},
+                std::move(samples));
 }
 
 Measurement compute(const std::string& precision, const std::string& vector, std::vector<double> samples) {
-    return make_measurement("kernel.compute", "GFLOP/s", {{"precision", precision}, {"vector", vector}},
-                            std::move(samples), TimerKind::device_profiling);
+    return rate("kernel.compute", "GFLOP/s", {{"precision", precision}, {"vector", vector}}, std::move(samples));
 }
 
 Measurement peak(const std::string& precision, std::vector<double> samples) {
-    return make_measurement("kernel.peak." + precision, "GFLOP/s", {}, std::move(samples), TimerKind::device_profiling);
+    return rate("kernel.peak." + precision, "GFLOP/s", {}, std::move(samples));
 }
 
 Measurement launch(const std::string& kind, std::vector<double> samples) {
@@ -54,57 +46,15 @@ Measurement build(const std::string& path, std::vector<double> samples) {
 // A report on a profiling-capable device (so the host-timer rule stays quiet) whose only probe
 // result holds `measurements`.
 RunReport report_of(std::vector<Measurement> measurements, bool profiling = true) {
-    RunReport r;
-    DeviceInfo d;
-    d.selector = "0:0";
-    d.name = "Synthetic GPU";
-    d.type = "gpu";
-    d.profiling = profiling;
-    r.device = d;
-    ProbeResult p;
-    p.id = "kernel.ceilings";
-    p.layer = "kernel";
-    p.measurements = std::move(measurements);
-    r.results.push_back(std::move(p));
+    RunReport r = report_with("kernel.ceilings", "kernel", std::move(measurements));
+    r.device = synthetic_device("gpu");
+    r.device->profiling = profiling;
     return r;
 }
 
-Rule rule_named(const std::string& id) {
-    for (auto& rule : kernel_rules())
-        if (rule.id == id) return rule;
-    FAIL("no kernel rule " << id);
-    return {};
-}
-
-// Runs one rule through analyze(), as the tool does.
-RunReport analyzed(RunReport r, const std::string& rule_id) {
-    analyze(r, {rule_named(rule_id)});
-    return r;
-}
-
-void check_silent(const RunReport& r) {
-    CHECK(r.findings.empty());
-    CHECK(r.rules_not_evaluated.empty());
-}
-
+// The kernel rules' reasons are fixed sentences, so they are checked whole.
 void check_not_evaluated(const RunReport& r, const std::string& rule_id, const std::string& why) {
-    CHECK(r.findings.empty());
-    REQUIRE(r.rules_not_evaluated.size() == 1);
-    CHECK(r.rules_not_evaluated[0].rule == rule_id);
-    CHECK(r.rules_not_evaluated[0].reason == why);
-}
-
-const Finding& single_finding(const RunReport& r, const std::string& id) {
-    CHECK(r.rules_not_evaluated.empty());
-    REQUIRE(r.findings.size() == 1);
-    const Finding& f = r.findings[0];
-    CHECK(f.id == id);
-    CHECK(f.layer == "kernel");
-    CHECK(f.rank == 1);
-    CHECK_FALSE(f.title.empty());
-    CHECK_FALSE(f.suggestion.empty());
-    CHECK_FALSE(f.gain_basis.empty());
-    return f;
+    CHECK(skipped_rule(r, rule_id).reason == why);
 }
 
 Approx within_1e9(double v) {
@@ -188,8 +138,8 @@ TEST_CASE("rule access_pattern: chunked 1.26x faster than interleaved is a findi
     const auto interleaved_best = bandwidth("interleaved", "4", steady(100));
     const auto r = analyzed(report_of({bandwidth("chunked", "1", steady(90)), chunked_best,
                                        bandwidth("interleaved", "1", steady(60)), interleaved_best}),
-                            "kernel.bandwidth.access_pattern");
-    const Finding& f = single_finding(r, "kernel.bandwidth.access_pattern");
+                            kernel_rules(), "kernel.bandwidth.access_pattern");
+    const Finding& f = ranked_finding(r, "kernel.bandwidth.access_pattern", "kernel");
     const double ratio = 126.0 / 100.0;
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
@@ -205,8 +155,8 @@ TEST_CASE("rule access_pattern: chunked 1.26x faster than interleaved is a findi
 TEST_CASE("rule access_pattern: interleaved winning gets the coalescing advice", "[rules][kernel]") {
     const auto interleaved = bandwidth("interleaved", "4", steady(130));
     const auto chunked = bandwidth("chunked", "4", steady(100));
-    const auto r = analyzed(report_of({chunked, interleaved}), "kernel.bandwidth.access_pattern");
-    const Finding& f = single_finding(r, "kernel.bandwidth.access_pattern");
+    const auto r = analyzed(report_of({chunked, interleaved}), kernel_rules(), "kernel.bandwidth.access_pattern");
+    const Finding& f = ranked_finding(r, "kernel.bandwidth.access_pattern", "kernel");
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == within_1e9(1 - 100.0 / 130.0));
     CHECK_THAT(f.suggestion, Catch::Matchers::Contains("coalesce"));
@@ -218,20 +168,20 @@ TEST_CASE("rule access_pattern: interleaved winning gets the coalescing advice",
 TEST_CASE("rule access_pattern: a 1.24x gap is below the threshold", "[rules][kernel]") {
     check_silent(
         analyzed(report_of({bandwidth("chunked", "4", steady(124)), bandwidth("interleaved", "4", steady(100))}),
-                 "kernel.bandwidth.access_pattern"));
+                 kernel_rules(), "kernel.bandwidth.access_pattern"));
 }
 
 TEST_CASE("rule access_pattern: a 2x gap inside the noise is not claimed", "[rules][kernel]") {
     const auto chunked = bandwidth("chunked", "4", spread(200, 0.5));
     const auto interleaved = bandwidth("interleaved", "4", spread(100, 0.5));
     REQUIRE(comparison_confidence(chunked, interleaved) < min_confidence);
-    check_silent(analyzed(report_of({chunked, interleaved}), "kernel.bandwidth.access_pattern"));
+    check_silent(analyzed(report_of({chunked, interleaved}), kernel_rules(), "kernel.bandwidth.access_pattern"));
 }
 
 TEST_CASE("rule access_pattern: one pattern missing is not evaluated", "[rules][kernel]") {
-    check_not_evaluated(
-        analyzed(report_of({bandwidth("chunked", "4", steady(126))}), "kernel.bandwidth.access_pattern"),
-        "kernel.bandwidth.access_pattern", "needs kernel.bandwidth for both access patterns");
+    check_not_evaluated(analyzed(report_of({bandwidth("chunked", "4", steady(126))}), kernel_rules(),
+                                 "kernel.bandwidth.access_pattern"),
+                        "kernel.bandwidth.access_pattern", "needs kernel.bandwidth for both access patterns");
 }
 
 // ---------------------------------------------------------------- kernel.bandwidth.vector_width
@@ -241,8 +191,8 @@ TEST_CASE("rule bandwidth vector_width: 1.26x over scalar in the same pattern is
     const auto scalar = bandwidth("chunked", "1", steady(100));
     const auto r = analyzed(
         report_of({bandwidth("interleaved", "1", steady(45)), scalar, bandwidth("interleaved", "8", steady(50)), best}),
-        "kernel.bandwidth.vector_width");
-    const Finding& f = single_finding(r, "kernel.bandwidth.vector_width");
+        kernel_rules(), "kernel.bandwidth.vector_width");
+    const Finding& f = ranked_finding(r, "kernel.bandwidth.vector_width", "kernel");
     const double ratio = 126.0 / 100.0;
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
@@ -257,24 +207,25 @@ TEST_CASE("rule bandwidth vector_width: 1.26x over scalar in the same pattern is
 
 TEST_CASE("rule bandwidth vector_width: a 1.24x gap is below the threshold", "[rules][kernel]") {
     check_silent(analyzed(report_of({bandwidth("chunked", "8", steady(124)), bandwidth("chunked", "1", steady(100))}),
-                          "kernel.bandwidth.vector_width"));
+                          kernel_rules(), "kernel.bandwidth.vector_width"));
 }
 
 TEST_CASE("rule bandwidth vector_width: a 2x gap inside the noise is not claimed", "[rules][kernel]") {
     const auto best = bandwidth("chunked", "8", spread(200, 0.5));
     const auto scalar = bandwidth("chunked", "1", spread(100, 0.5));
     REQUIRE(comparison_confidence(best, scalar) < min_confidence);
-    check_silent(analyzed(report_of({best, scalar}), "kernel.bandwidth.vector_width"));
+    check_silent(analyzed(report_of({best, scalar}), kernel_rules(), "kernel.bandwidth.vector_width"));
 }
 
 TEST_CASE("rule bandwidth vector_width: scalar being the best is no finding", "[rules][kernel]") {
     check_silent(analyzed(report_of({bandwidth("chunked", "1", steady(200)), bandwidth("chunked", "8", steady(100))}),
-                          "kernel.bandwidth.vector_width"));
+                          kernel_rules(), "kernel.bandwidth.vector_width"));
 }
 
 TEST_CASE("rule bandwidth vector_width: no bandwidth measurement is not evaluated", "[rules][kernel]") {
-    check_not_evaluated(analyzed(report_of({compute("fp32", "1", steady(100))}), "kernel.bandwidth.vector_width"),
-                        "kernel.bandwidth.vector_width", "needs kernel.bandwidth measurements");
+    check_not_evaluated(
+        analyzed(report_of({compute("fp32", "1", steady(100))}), kernel_rules(), "kernel.bandwidth.vector_width"),
+        "kernel.bandwidth.vector_width", "needs kernel.bandwidth measurements");
 }
 
 // ---------------------------------------------------------------- kernel.compute.vector_width
@@ -285,8 +236,8 @@ TEST_CASE("rule compute vector_width: fp32 float8 1.51x over scalar is a finding
     // fp64 numbers, however high, are not part of the fp32 comparison.
     const auto r =
         analyzed(report_of({scalar, compute("fp32", "4", steady(140)), best, compute("fp64", "16", steady(1000))}),
-                 "kernel.compute.vector_width");
-    const Finding& f = single_finding(r, "kernel.compute.vector_width");
+                 kernel_rules(), "kernel.compute.vector_width");
+    const Finding& f = ranked_finding(r, "kernel.compute.vector_width", "kernel");
     const double ratio = 151.0 / 100.0;
     CHECK(f.severity == Severity::high);
     REQUIRE(f.estimated_gain);
@@ -300,24 +251,24 @@ TEST_CASE("rule compute vector_width: fp32 float8 1.51x over scalar is a finding
 
 TEST_CASE("rule compute vector_width: a 1.49x gap is below the threshold", "[rules][kernel]") {
     check_silent(analyzed(report_of({compute("fp32", "1", steady(100)), compute("fp32", "8", steady(149))}),
-                          "kernel.compute.vector_width"));
+                          kernel_rules(), "kernel.compute.vector_width"));
 }
 
 TEST_CASE("rule compute vector_width: a 1.51x gap inside the noise is not claimed", "[rules][kernel]") {
     const auto scalar = compute("fp32", "1", spread(100, 0.15));
     const auto best = compute("fp32", "8", spread(151, 0.15));
     REQUIRE(comparison_confidence(best, scalar) < min_confidence);
-    check_silent(analyzed(report_of({scalar, best}), "kernel.compute.vector_width"));
+    check_silent(analyzed(report_of({scalar, best}), kernel_rules(), "kernel.compute.vector_width"));
 }
 
 TEST_CASE("rule compute vector_width: scalar fp32 being the best is no finding", "[rules][kernel]") {
     check_silent(analyzed(report_of({compute("fp32", "1", steady(200)), compute("fp32", "8", steady(100))}),
-                          "kernel.compute.vector_width"));
+                          kernel_rules(), "kernel.compute.vector_width"));
 }
 
 TEST_CASE("rule compute vector_width: no scalar fp32 measurement is not evaluated", "[rules][kernel]") {
     check_not_evaluated(analyzed(report_of({compute("fp32", "8", steady(151)), compute("fp64", "1", steady(50))}),
-                                 "kernel.compute.vector_width"),
+                                 kernel_rules(), "kernel.compute.vector_width"),
                         "kernel.compute.vector_width", "needs kernel.compute fp32 measurements");
 }
 
@@ -326,8 +277,8 @@ TEST_CASE("rule compute vector_width: no scalar fp32 measurement is not evaluate
 TEST_CASE("rule fp64 throughput: fp64 at 0.24 of fp32 is a finding", "[rules][kernel]") {
     const auto fp32 = peak("fp32", steady(1000));
     const auto fp64 = peak("fp64", steady(240));
-    const auto r = analyzed(report_of({fp32, fp64}), "kernel.fp64.throughput");
-    const Finding& f = single_finding(r, "kernel.fp64.throughput");
+    const auto r = analyzed(report_of({fp32, fp64}), kernel_rules(), "kernel.fp64.throughput");
+    const Finding& f = ranked_finding(r, "kernel.fp64.throughput", "kernel");
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == within_1e9(1 - 0.24));  // the time saved moving to fp32
@@ -338,19 +289,19 @@ TEST_CASE("rule fp64 throughput: fp64 at 0.24 of fp32 is a finding", "[rules][ke
 }
 
 TEST_CASE("rule fp64 throughput: fp64 at 0.26 of fp32 is fine", "[rules][kernel]") {
-    check_silent(
-        analyzed(report_of({peak("fp32", steady(1000)), peak("fp64", steady(260))}), "kernel.fp64.throughput"));
+    check_silent(analyzed(report_of({peak("fp32", steady(1000)), peak("fp64", steady(260))}), kernel_rules(),
+                          "kernel.fp64.throughput"));
 }
 
 TEST_CASE("rule fp64 throughput: a gap inside the noise is not claimed", "[rules][kernel]") {
     const auto fp32 = peak("fp32", spread(1000, 0.8));
     const auto fp64 = peak("fp64", spread(240, 0.8));
     REQUIRE(comparison_confidence(fp32, fp64) < min_confidence);
-    check_silent(analyzed(report_of({fp32, fp64}), "kernel.fp64.throughput"));
+    check_silent(analyzed(report_of({fp32, fp64}), kernel_rules(), "kernel.fp64.throughput"));
 }
 
 TEST_CASE("rule fp64 throughput: no fp64 peak is not evaluated", "[rules][kernel]") {
-    check_not_evaluated(analyzed(report_of({peak("fp32", steady(1000))}), "kernel.fp64.throughput"),
+    check_not_evaluated(analyzed(report_of({peak("fp32", steady(1000))}), kernel_rules(), "kernel.fp64.throughput"),
                         "kernel.fp64.throughput", "needs kernel.peak.fp32 and kernel.peak.fp64");
 }
 
@@ -359,8 +310,8 @@ TEST_CASE("rule fp64 throughput: no fp64 peak is not evaluated", "[rules][kernel
 TEST_CASE("rule launch sync: a round trip 3.03x a pipelined launch is a finding", "[rules][kernel]") {
     const auto round_trip = launch("round_trip", steady(30.3));
     const auto back_to_back = launch("back_to_back", steady(10));
-    const auto r = analyzed(report_of({back_to_back, round_trip}), "kernel.launch.sync_overhead");
-    const Finding& f = single_finding(r, "kernel.launch.sync_overhead");
+    const auto r = analyzed(report_of({back_to_back, round_trip}), kernel_rules(), "kernel.launch.sync_overhead");
+    const Finding& f = ranked_finding(r, "kernel.launch.sync_overhead", "kernel");
     const double ratio = 30.3 / 10.0;
     CHECK(f.severity == Severity::low);
     REQUIRE(f.estimated_gain);
@@ -373,19 +324,20 @@ TEST_CASE("rule launch sync: a round trip 3.03x a pipelined launch is a finding"
 
 TEST_CASE("rule launch sync: 2.97x is below the threshold", "[rules][kernel]") {
     check_silent(analyzed(report_of({launch("round_trip", steady(29.7)), launch("back_to_back", steady(10))}),
-                          "kernel.launch.sync_overhead"));
+                          kernel_rules(), "kernel.launch.sync_overhead"));
 }
 
 TEST_CASE("rule launch sync: a gap inside the noise is not claimed", "[rules][kernel]") {
     const auto round_trip = launch("round_trip", spread(30.3, 0.6));
     const auto back_to_back = launch("back_to_back", spread(10, 0.6));
     REQUIRE(comparison_confidence(back_to_back, round_trip) < min_confidence);
-    check_silent(analyzed(report_of({round_trip, back_to_back}), "kernel.launch.sync_overhead"));
+    check_silent(analyzed(report_of({round_trip, back_to_back}), kernel_rules(), "kernel.launch.sync_overhead"));
 }
 
 TEST_CASE("rule launch sync: no back-to-back latency is not evaluated", "[rules][kernel]") {
-    check_not_evaluated(analyzed(report_of({launch("round_trip", steady(30))}), "kernel.launch.sync_overhead"),
-                        "kernel.launch.sync_overhead", "needs kernel.launch.latency round_trip and back_to_back");
+    check_not_evaluated(
+        analyzed(report_of({launch("round_trip", steady(30))}), kernel_rules(), "kernel.launch.sync_overhead"),
+        "kernel.launch.sync_overhead", "needs kernel.launch.latency round_trip and back_to_back");
 }
 
 // ---------------------------------------------------------------- kernel.build.cache_binaries
@@ -393,8 +345,8 @@ TEST_CASE("rule launch sync: no back-to-back latency is not evaluated", "[rules]
 TEST_CASE("rule build cache: a 510 ms build 5.1x a binary load is a finding", "[rules][kernel]") {
     const auto cold = build("cold", steady(510));
     const auto binary = build("binary_cache", steady(100));
-    const auto r = analyzed(report_of({cold, binary}), "kernel.build.cache_binaries");
-    const Finding& f = single_finding(r, "kernel.build.cache_binaries");
+    const auto r = analyzed(report_of({cold, binary}), kernel_rules(), "kernel.build.cache_binaries");
+    const Finding& f = ranked_finding(r, "kernel.build.cache_binaries", "kernel");
     CHECK(f.severity == Severity::low);
     CHECK_FALSE(f.estimated_gain.has_value());  // start-up time only, no steady-state gain
     CHECK(f.confidence == Approx(floor_confidence(5.1)));
@@ -405,12 +357,12 @@ TEST_CASE("rule build cache: a 510 ms build 5.1x a binary load is a finding", "[
 }
 
 TEST_CASE("rule build cache: a 4.8x cache speed-up is below the threshold", "[rules][kernel]") {
-    check_silent(analyzed(report_of({build("cold", steady(600)), build("binary_cache", steady(125))}),
+    check_silent(analyzed(report_of({build("cold", steady(600)), build("binary_cache", steady(125))}), kernel_rules(),
                           "kernel.build.cache_binaries"));
 }
 
 TEST_CASE("rule build cache: a 490 ms build is fast enough whatever the speed-up", "[rules][kernel]") {
-    check_silent(analyzed(report_of({build("cold", steady(490)), build("binary_cache", steady(10))}),
+    check_silent(analyzed(report_of({build("cold", steady(490)), build("binary_cache", steady(10))}), kernel_rules(),
                           "kernel.build.cache_binaries"));
 }
 
@@ -418,32 +370,33 @@ TEST_CASE("rule build cache: a gap inside the noise is not claimed", "[rules][ke
     const auto cold = build("cold", spread(510, 1.0));
     const auto binary = build("binary_cache", spread(100, 1.0));
     REQUIRE(comparison_confidence(binary, cold) < min_confidence);
-    check_silent(analyzed(report_of({cold, binary}), "kernel.build.cache_binaries"));
+    check_silent(analyzed(report_of({cold, binary}), kernel_rules(), "kernel.build.cache_binaries"));
 }
 
 TEST_CASE("rule build cache: no binary-cache time is not evaluated", "[rules][kernel]") {
-    check_not_evaluated(analyzed(report_of({build("cold", steady(510))}), "kernel.build.cache_binaries"),
-                        "kernel.build.cache_binaries", "needs kernel.build.time cold and binary_cache");
+    check_not_evaluated(
+        analyzed(report_of({build("cold", steady(510))}), kernel_rules(), "kernel.build.cache_binaries"),
+        "kernel.build.cache_binaries", "needs kernel.build.time cold and binary_cache");
 }
 
 // ---------------------------------------------------------------- kernel.timer.host_fallback
 
 TEST_CASE("rule host timer: a device without profiling is a finding", "[rules][kernel]") {
-    const auto r = analyzed(report_of({}, /*profiling=*/false), "kernel.timer.host_fallback");
-    const Finding& f = single_finding(r, "kernel.timer.host_fallback");
+    const auto r = analyzed(report_of({}, /*profiling=*/false), kernel_rules(), "kernel.timer.host_fallback");
+    const Finding& f = ranked_finding(r, "kernel.timer.host_fallback", "kernel");
     CHECK(f.severity == Severity::medium);
     CHECK_FALSE(f.estimated_gain.has_value());
     CHECK(f.confidence == 1.0);
 }
 
 TEST_CASE("rule host timer: a profiling device is fine", "[rules][kernel]") {
-    check_silent(analyzed(report_of({}, /*profiling=*/true), "kernel.timer.host_fallback"));
+    check_silent(analyzed(report_of({}, /*profiling=*/true), kernel_rules(), "kernel.timer.host_fallback"));
 }
 
 TEST_CASE("rule host timer: no device is not evaluated", "[rules][kernel]") {
     RunReport r = report_of({});
     r.device.reset();
-    check_not_evaluated(analyzed(r, "kernel.timer.host_fallback"), "kernel.timer.host_fallback",
+    check_not_evaluated(analyzed(r, kernel_rules(), "kernel.timer.host_fallback"), "kernel.timer.host_fallback",
                         "needs the device context");
 }
 

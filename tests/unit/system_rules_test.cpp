@@ -7,10 +7,12 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "rule_test_support.hpp"
 #include "rules/analysis.hpp"
 #include "rules/system_rules.hpp"
 
 using namespace clprobe;
+using namespace clprobe::test;
 
 namespace {
 
@@ -22,23 +24,16 @@ Measurement fact(const std::string& metric, const std::string& unit, double valu
 RunReport report_with_device(const std::string& type = "cpu", std::uint32_t cus = 2,
                              const std::string& platform = "Portable Computing Language") {
     RunReport r;
-    DeviceInfo d;
-    d.selector = "0:0";
-    d.name = "Synthetic device";
-    d.type = type;
-    d.compute_units = cus;
-    d.platform_name = platform;
-    r.device = d;
+    r.device = synthetic_device(type);
+    r.device->compute_units = cus;
+    r.device->platform_name = platform;
     return r;
 }
 
 ProbeResult& result(RunReport& r, const std::string& id) {
     for (auto& p : r.results)
         if (p.id == id) return p;
-    ProbeResult p;
-    p.id = id;
-    p.layer = "system";
-    r.results.push_back(std::move(p));
+    r.results.push_back(probe_result(id, "system"));
     return r.results.back();
 }
 
@@ -62,40 +57,9 @@ void add_cpus(RunReport& r, double online, double allowed) {
     add(r, "system.limits", fact("system.cpus.allowed", "CPUs", allowed));
 }
 
-Rule rule_named(const std::string& id) {
-    for (auto& rule : system_rules())
-        if (rule.id == id) return rule;
-    FAIL("no system rule " << id);
-    return {};
-}
-
-RunReport analyzed(RunReport r, const std::string& rule_id) {
-    analyze(r, {rule_named(rule_id)});
-    return r;
-}
-
-void check_silent(const RunReport& r) {
-    CHECK(r.findings.empty());
-    CHECK(r.rules_not_evaluated.empty());
-}
-
-void check_not_evaluated(const RunReport& r, const std::string& rule_id) {
-    CHECK(r.findings.empty());
-    REQUIRE(r.rules_not_evaluated.size() == 1);
-    CHECK(r.rules_not_evaluated[0].rule == rule_id);
-    CHECK_FALSE(r.rules_not_evaluated[0].reason.empty());
-}
-
 // A copy: callers often pass a temporary report.
 Finding single_finding(const RunReport& r, const std::string& id) {
-    CHECK(r.rules_not_evaluated.empty());
-    REQUIRE(r.findings.size() == 1);
-    const Finding& f = r.findings[0];
-    CHECK(f.id == id);
-    CHECK(f.layer == "system");
-    CHECK_FALSE(f.title.empty());
-    CHECK_FALSE(f.suggestion.empty());
-    CHECK_FALSE(f.gain_basis.empty());
+    const Finding& f = only_finding(r, id, "system");
     CHECK_FALSE(f.evidence.empty());
     for (const auto& e : f.evidence) {
         CHECK_FALSE(e.unit.empty());
@@ -158,7 +122,7 @@ TEST_CASE("rule cpu_contention: 10% of the CPUs taken by others names them", "[r
     add_activity(r, 10.0, 0,
                  nlohmann::json::array({consumer("stress-ng-cpu", 4242, 19.5), consumer("kworker/0:1", 11, 2.5, true),
                                         consumer("sshd", 900, 1.0)}));
-    const Finding& f = single_finding(analyzed(r, "system.cpu_contention"), "system.cpu_contention");
+    const Finding& f = single_finding(analyzed(r, system_rules(), "system.cpu_contention"), "system.cpu_contention");
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(0.10));
@@ -178,13 +142,13 @@ TEST_CASE("rule cpu_contention: 10% of the CPUs taken by others names them", "[r
 TEST_CASE("rule cpu_contention: 9.9% is below the threshold", "[rules][system]") {
     RunReport r = report_with_device();
     add_activity(r, 9.9, 0, nlohmann::json::array({consumer("stress-ng-cpu", 4242, 19.8)}));
-    check_silent(analyzed(r, "system.cpu_contention"));
+    check_silent(analyzed(r, system_rules(), "system.cpu_contention"));
 }
 
 TEST_CASE("rule cpu_contention: half the CPUs is high severity; a short window lowers confidence", "[rules][system]") {
     RunReport r = report_with_device();
     add_activity(r, 50.0, 0, nlohmann::json::array({consumer("make", 1, 100)}), 1.0);
-    const Finding& f = single_finding(analyzed(r, "system.cpu_contention"), "system.cpu_contention");
+    const Finding& f = single_finding(analyzed(r, system_rules(), "system.cpu_contention"), "system.cpu_contention");
     CHECK(f.severity == Severity::high);
     CHECK(f.confidence == Approx(0.5));
     CHECK_THAT(f.title, Contains("the CPUs clprobe may use"));  // system.cpus.allowed missing
@@ -194,13 +158,14 @@ TEST_CASE("rule cpu_contention: no named consumer still explains", "[rules][syst
     RunReport r = report_with_device();
     add_activity(r, 30.0, 0);
     result(r, "system.activity").attributes["top_consumers"] = "garbage";  // hand-edited report
-    const Finding& f = single_finding(analyzed(r, "system.cpu_contention"), "system.cpu_contention");
+    const Finding& f = single_finding(analyzed(r, system_rules(), "system.cpu_contention"), "system.cpu_contention");
     CHECK_THAT(f.title, Contains("short-lived"));
     CHECK_THAT(f.suggestion, Contains("pidstat"));
 }
 
 TEST_CASE("rule cpu_contention: without the activity probe it is not evaluated", "[rules][system]") {
-    check_not_evaluated(analyzed(report_with_device(), "system.cpu_contention"), "system.cpu_contention");
+    check_not_evaluated(analyzed(report_with_device(), system_rules(), "system.cpu_contention"),
+                        "system.cpu_contention");
 }
 
 // ---------------------------------------------------------------- system.hypervisor_steal
@@ -209,7 +174,8 @@ TEST_CASE("rule hypervisor_steal: 5% steal is a finding", "[rules][system]") {
     RunReport r = report_with_device();
     add_activity(r, 0, 5.0);
     result(r, "system.host").attributes["hypervisor"] = {{"detected", true}, {"vendor", "KVM"}};
-    const Finding& f = single_finding(analyzed(r, "system.hypervisor_steal"), "system.hypervisor_steal");
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.hypervisor_steal"), "system.hypervisor_steal");
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(0.05));
@@ -221,15 +187,17 @@ TEST_CASE("rule hypervisor_steal: 5% steal is a finding", "[rules][system]") {
 TEST_CASE("rule hypervisor_steal: 4.9% is below; 20% is high", "[rules][system]") {
     RunReport low = report_with_device();
     add_activity(low, 0, 4.9);
-    check_silent(analyzed(low, "system.hypervisor_steal"));
+    check_silent(analyzed(low, system_rules(), "system.hypervisor_steal"));
     RunReport high = report_with_device();
     add_activity(high, 0, 20.0);
-    CHECK(single_finding(analyzed(high, "system.hypervisor_steal"), "system.hypervisor_steal").severity ==
-          Severity::high);
+    CHECK(
+        single_finding(analyzed(high, system_rules(), "system.hypervisor_steal"), "system.hypervisor_steal").severity ==
+        Severity::high);
 }
 
 TEST_CASE("rule hypervisor_steal: missing input", "[rules][system]") {
-    check_not_evaluated(analyzed(report_with_device(), "system.hypervisor_steal"), "system.hypervisor_steal");
+    check_not_evaluated(analyzed(report_with_device(), system_rules(), "system.hypervisor_steal"),
+                        "system.hypervisor_steal");
 }
 
 // ---------------------------------------------------------------- system.affinity_restricted
@@ -241,7 +209,8 @@ TEST_CASE("rule affinity_restricted: one CPU fewer than online, by affinity", "[
     l["restricted_by"] = "affinity";
     l["online_cpus"] = "0-1";
     l["allowed_cpus"] = "0";
-    const Finding& f = single_finding(analyzed(r, "system.affinity_restricted"), "system.affinity_restricted");
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.affinity_restricted"), "system.affinity_restricted");
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(0.5));
@@ -264,7 +233,8 @@ TEST_CASE("rule affinity_restricted: a cpuset names its file", "[rules][system]"
     l["allowed_cpus"] = "0-15";
     l["cpuset_cpus"] = "0-15";
     l["cpuset_file"] = "/sys/fs/cgroup/docker/abc/cpuset.cpus";
-    const Finding& f = single_finding(analyzed(r, "system.affinity_restricted"), "system.affinity_restricted");
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.affinity_restricted"), "system.affinity_restricted");
     CHECK(f.severity == Severity::low);  // a GPU device: only host-side work is limited
     CHECK_FALSE(f.estimated_gain.has_value());
     CHECK_THAT(f.suggestion, Contains("echo 0-63 > /sys/fs/cgroup/docker/abc/cpuset.cpus"));
@@ -281,7 +251,7 @@ TEST_CASE("rule affinity_restricted: a quota just below the allowed CPUs, and ju
             {"cpus", quota}, {"period_us", 100000}, {"file", "/sys/fs/cgroup/job/cpu.max"}};
         return r;
     };
-    const RunReport below = analyzed(with_quota(3.95), "system.affinity_restricted");
+    const RunReport below = analyzed(with_quota(3.95), system_rules(), "system.affinity_restricted");
     const Finding& f = single_finding(below, "system.affinity_restricted");
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(1 - 3.95 / 4));
@@ -289,9 +259,9 @@ TEST_CASE("rule affinity_restricted: a quota just below the allowed CPUs, and ju
     CHECK_THAT(f.suggestion, Contains("echo 'max 100000' > /sys/fs/cgroup/job/cpu.max"));
     CHECK_THAT(f.suggestion, Contains("docker update --cpus 4"));
     CHECK(f.evidence.size() == 3);
-    check_silent(analyzed(with_quota(3.97), "system.affinity_restricted"));
-    check_silent(analyzed(with_quota(4.0), "system.affinity_restricted"));
-    check_silent(analyzed(with_quota(8.0), "system.affinity_restricted"));
+    check_silent(analyzed(with_quota(3.97), system_rules(), "system.affinity_restricted"));
+    check_silent(analyzed(with_quota(4.0), system_rules(), "system.affinity_restricted"));
+    check_silent(analyzed(with_quota(8.0), system_rules(), "system.affinity_restricted"));
 }
 
 TEST_CASE("rule affinity_restricted: v1 quota file gets the v1 knob", "[rules][system]") {
@@ -300,17 +270,19 @@ TEST_CASE("rule affinity_restricted: v1 quota file gets the v1 knob", "[rules][s
     add(r, "system.limits", fact("system.cpu.quota", "CPUs", 0.5));
     result(r, "system.limits").attributes["cpu_quota"] = {
         {"cpus", 0.5}, {"period_us", 100000}, {"file", "/sys/fs/cgroup/cpu/docker/abc/cpu.cfs_quota_us"}};
-    const Finding& f = single_finding(analyzed(r, "system.affinity_restricted"), "system.affinity_restricted");
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.affinity_restricted"), "system.affinity_restricted");
     CHECK_THAT(f.suggestion, Contains("echo -1 > /sys/fs/cgroup/cpu/docker/abc/cpu.cfs_quota_us"));
 }
 
 TEST_CASE("rule affinity_restricted: all online CPUs allowed is silent; missing inputs", "[rules][system]") {
     RunReport r = report_with_device();
     add_cpus(r, 2, 2);
-    check_silent(analyzed(r, "system.affinity_restricted"));
+    check_silent(analyzed(r, system_rules(), "system.affinity_restricted"));
     RunReport only_online = report_with_device();
     add(only_online, "system.host", fact("system.cpus.online", "CPUs", 2));
-    check_not_evaluated(analyzed(only_online, "system.affinity_restricted"), "system.affinity_restricted");
+    check_not_evaluated(analyzed(only_online, system_rules(), "system.affinity_restricted"),
+                        "system.affinity_restricted");
 }
 
 // ---------------------------------------------------------------- system.cpu_device_underused
@@ -319,7 +291,8 @@ TEST_CASE("rule cpu_device_underused: one compute unit fewer than usable CPUs", 
     RunReport r = report_with_device("cpu", 1);
     add_cpus(r, 2, 2);
     result(r, "system.limits").attributes["opencl_cpu_environment"] = {{"POCL_MAX_PTHREAD_COUNT", "1"}};
-    const Finding& f = single_finding(analyzed(r, "system.cpu_device_underused"), "system.cpu_device_underused");
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
     CHECK(f.severity == Severity::high);
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(0.5));
@@ -333,16 +306,17 @@ TEST_CASE("rule cpu_device_underused: one compute unit fewer than usable CPUs", 
 TEST_CASE("rule cpu_device_underused: compute units equal to usable CPUs is silent", "[rules][system]") {
     RunReport r = report_with_device("cpu", 8);
     add_cpus(r, 8, 8);
-    check_silent(analyzed(r, "system.cpu_device_underused"));
+    check_silent(analyzed(r, system_rules(), "system.cpu_device_underused"));
     RunReport more = report_with_device("cpu", 8);  // oversubscribed: affinity_restricted's business
     add_cpus(more, 8, 4);
-    check_silent(analyzed(more, "system.cpu_device_underused"));
+    check_silent(analyzed(more, system_rules(), "system.cpu_device_underused"));
 }
 
 TEST_CASE("rule cpu_device_underused: 7 of 8 is medium; a quota counts whole CPUs", "[rules][system]") {
     RunReport r = report_with_device("cpu", 7, "Intel(R) OpenCL");
     add_cpus(r, 8, 8);
-    const Finding& f = single_finding(analyzed(r, "system.cpu_device_underused"), "system.cpu_device_underused");
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
     CHECK(f.severity == Severity::medium);
     CHECK(*f.estimated_gain == Approx(1.0 / 8));
     CHECK_THAT(f.suggestion, Contains("DPCPP_CPU_NUM_CUS=8"));
@@ -350,18 +324,19 @@ TEST_CASE("rule cpu_device_underused: 7 of 8 is medium; a quota counts whole CPU
     RunReport quota = report_with_device("cpu", 2);
     add_cpus(quota, 8, 8);
     add(quota, "system.limits", fact("system.cpu.quota", "CPUs", 2.5));  // 2 whole CPUs: 2 CUs is right
-    check_silent(analyzed(quota, "system.cpu_device_underused"));
+    check_silent(analyzed(quota, system_rules(), "system.cpu_device_underused"));
 }
 
 TEST_CASE("rule cpu_device_underused: GPUs are out of scope; missing inputs", "[rules][system]") {
     RunReport gpu = report_with_device("gpu", 1);
     add_cpus(gpu, 64, 64);
-    check_silent(analyzed(gpu, "system.cpu_device_underused"));
-    check_not_evaluated(analyzed(report_with_device("cpu", 1), "system.cpu_device_underused"),
+    check_silent(analyzed(gpu, system_rules(), "system.cpu_device_underused"));
+    check_not_evaluated(analyzed(report_with_device("cpu", 1), system_rules(), "system.cpu_device_underused"),
                         "system.cpu_device_underused");
     RunReport no_device;
     add_cpus(no_device, 2, 2);
-    check_not_evaluated(analyzed(no_device, "system.cpu_device_underused"), "system.cpu_device_underused");
+    check_not_evaluated(analyzed(no_device, system_rules(), "system.cpu_device_underused"),
+                        "system.cpu_device_underused");
 }
 
 // ---------------------------------------------------------------- system.cpu_governor
@@ -380,8 +355,8 @@ RunReport with_frequency(const nlohmann::json& governors, std::optional<double> 
 }  // namespace
 
 TEST_CASE("rule cpu_governor: a clock under load below 60% of the maximum", "[rules][system]") {
-    const RunReport r =
-        analyzed(with_frequency(nlohmann::json::array({"powersave"}), 2090, 3500), "system.cpu_governor");
+    const RunReport r = analyzed(with_frequency(nlohmann::json::array({"powersave"}), 2090, 3500), system_rules(),
+                                 "system.cpu_governor");
     const Finding& f = single_finding(r, "system.cpu_governor");
     CHECK(f.severity == Severity::medium);
     REQUIRE(f.estimated_gain);
@@ -394,12 +369,13 @@ TEST_CASE("rule cpu_governor: a clock under load below 60% of the maximum", "[ru
 }
 
 TEST_CASE("rule cpu_governor: at 60% of the maximum with the performance governor is silent", "[rules][system]") {
-    check_silent(analyzed(with_frequency(nlohmann::json::array({"performance"}), 2100, 3500), "system.cpu_governor"));
+    check_silent(analyzed(with_frequency(nlohmann::json::array({"performance"}), 2100, 3500), system_rules(),
+                          "system.cpu_governor"));
 }
 
 TEST_CASE("rule cpu_governor: a governor other than performance alone is a low note", "[rules][system]") {
-    const RunReport r =
-        analyzed(with_frequency(nlohmann::json::array({"schedutil"}), 3400, 3500), "system.cpu_governor");
+    const RunReport r = analyzed(with_frequency(nlohmann::json::array({"schedutil"}), 3400, 3500), system_rules(),
+                                 "system.cpu_governor");
     const Finding& f = single_finding(r, "system.cpu_governor");
     CHECK(f.severity == Severity::low);
     CHECK_FALSE(f.estimated_gain.has_value());
@@ -407,15 +383,16 @@ TEST_CASE("rule cpu_governor: a governor other than performance alone is a low n
 }
 
 TEST_CASE("rule cpu_governor: performance but a low clock points at firmware", "[rules][system]") {
-    const RunReport r =
-        analyzed(with_frequency(nlohmann::json::array({"performance"}), 1500, 3500), "system.cpu_governor");
+    const RunReport r = analyzed(with_frequency(nlohmann::json::array({"performance"}), 1500, 3500), system_rules(),
+                                 "system.cpu_governor");
     CHECK_THAT(single_finding(r, "system.cpu_governor").suggestion, Contains("firmware"));
 }
 
 TEST_CASE("rule cpu_governor: no cpufreq (a VM) is not evaluated", "[rules][system]") {
-    check_not_evaluated(analyzed(with_frequency("unknown", std::nullopt, std::nullopt), "system.cpu_governor"),
-                        "system.cpu_governor");
-    check_not_evaluated(analyzed(report_with_device(), "system.cpu_governor"), "system.cpu_governor");
+    check_not_evaluated(
+        analyzed(with_frequency("unknown", std::nullopt, std::nullopt), system_rules(), "system.cpu_governor"),
+        "system.cpu_governor");
+    check_not_evaluated(analyzed(report_with_device(), system_rules(), "system.cpu_governor"), "system.cpu_governor");
 }
 
 // ---------------------------------------------------------------- system.memory_pressure
@@ -431,8 +408,8 @@ RunReport with_memory(double available, double total, std::optional<double> swap
 }  // namespace
 
 TEST_CASE("rule memory_pressure: just under 10% available", "[rules][system]") {
-    const Finding& f =
-        single_finding(analyzed(with_memory(3.19, 32, 0), "system.memory_pressure"), "system.memory_pressure");
+    const Finding& f = single_finding(analyzed(with_memory(3.19, 32, 0), system_rules(), "system.memory_pressure"),
+                                      "system.memory_pressure");
     CHECK(f.severity == Severity::medium);
     CHECK_FALSE(f.estimated_gain.has_value());
     CHECK_THAT(f.title, Contains("3.2 GiB"));
@@ -440,12 +417,12 @@ TEST_CASE("rule memory_pressure: just under 10% available", "[rules][system]") {
 }
 
 TEST_CASE("rule memory_pressure: 10% available and no swapping is silent", "[rules][system]") {
-    check_silent(analyzed(with_memory(3.2, 32, 0.99), "system.memory_pressure"));
+    check_silent(analyzed(with_memory(3.2, 32, 0.99), system_rules(), "system.memory_pressure"));
 }
 
 TEST_CASE("rule memory_pressure: 1 MiB/s of swap traffic is high severity", "[rules][system]") {
-    const Finding& f =
-        single_finding(analyzed(with_memory(16, 32, 1.0), "system.memory_pressure"), "system.memory_pressure");
+    const Finding& f = single_finding(analyzed(with_memory(16, 32, 1.0), system_rules(), "system.memory_pressure"),
+                                      "system.memory_pressure");
     CHECK(f.severity == Severity::high);
     CHECK_THAT(f.title, Contains("1.0 MiB/s"));
     CHECK(f.evidence[0].metric == "system.activity.swap");
@@ -456,19 +433,20 @@ TEST_CASE("rule memory_pressure: a nearly full cgroup limit names its file", "[r
     add(r, "system.limits", fact("system.memory.limit", "GiB", 4));
     add(r, "system.limits", fact("system.memory.limit.used", "GiB", 3.7));
     result(r, "system.limits").attributes["memory_limit"] = {{"file", "/sys/fs/cgroup/job/memory.max"}};
-    const Finding& f = single_finding(analyzed(r, "system.memory_pressure"), "system.memory_pressure");
+    const Finding& f = single_finding(analyzed(r, system_rules(), "system.memory_pressure"), "system.memory_pressure");
     CHECK_THAT(f.title, Contains("cgroup"));
     CHECK_THAT(f.suggestion, Contains("echo 8G > /sys/fs/cgroup/job/memory.max"));
     RunReport roomy = with_memory(16, 32, 0);
     add(roomy, "system.limits", fact("system.memory.limit", "GiB", 4));
     add(roomy, "system.limits", fact("system.memory.limit.used", "GiB", 3.59));
-    check_silent(analyzed(roomy, "system.memory_pressure"));
+    check_silent(analyzed(roomy, system_rules(), "system.memory_pressure"));
 }
 
 TEST_CASE("rule memory_pressure: missing inputs", "[rules][system]") {
-    check_not_evaluated(analyzed(report_with_device(), "system.memory_pressure"), "system.memory_pressure");
+    check_not_evaluated(analyzed(report_with_device(), system_rules(), "system.memory_pressure"),
+                        "system.memory_pressure");
     // Swap alone is enough to evaluate.
     RunReport swap_only = report_with_device();
     add(swap_only, "system.activity", fact("system.activity.swap", "MiB/s", 0));
-    check_silent(analyzed(swap_only, "system.memory_pressure"));
+    check_silent(analyzed(swap_only, system_rules(), "system.memory_pressure"));
 }

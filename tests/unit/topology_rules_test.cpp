@@ -8,6 +8,7 @@
 
 #include "core/report.hpp"
 #include "core/topology_facts.hpp"
+#include "rule_test_support.hpp"
 #include "rules/analysis.hpp"
 #include "rules/topology_rules.hpp"
 #include "topology/bitmap.hpp"
@@ -16,9 +17,7 @@
 #include "topology_fixtures.hpp"
 
 using namespace clprobe;
-using clprobe::test::edited_topology_fixture;
-using clprobe::test::FixtureEdit;
-using clprobe::test::topology_fixture;
+using namespace clprobe::test;
 
 namespace {
 
@@ -36,23 +35,16 @@ ProcessBinding unknown_binding() {
     return b;
 }
 
-ProbeResult probe(const char* id) {
-    ProbeResult p;
-    p.id = id;
-    p.layer = "topology";
-    return p;
-}
-
 // What topology.host and topology.device put in a report, from a topology, a device and a binding.
 RunReport topology_report(const Topology& t, const std::optional<DeviceQuery>& device = std::nullopt,
                           const ProcessBinding& binding = unknown_binding()) {
     RunReport r;
-    ProbeResult host = probe("topology.host");
+    ProbeResult host = probe_result("topology.host", "topology");
     host.attributes["summary"] = to_json(summarize(t));
     r.results.push_back(std::move(host));
     if (device) {
         const DeviceLocalityFacts f = locate_device(t, *device, binding);
-        ProbeResult dev = probe("topology.device");
+        ProbeResult dev = probe_result("topology.device", "topology");
         if (f.numa_nodes.size() == 1)
             dev.measurements.push_back(make_measurement("topology.device.numa_node", "index", {},
                                                         {static_cast<double>(f.numa_nodes[0])}, TimerKind::none));
@@ -66,41 +58,9 @@ DeviceQuery gpu_at(const std::string& address) {
     return {"gpu", address};
 }
 
-Rule rule_named(const std::string& id) {
-    for (auto& rule : topology_rules())
-        if (rule.id == id) return rule;
-    FAIL("no topology rule " << id);
-    return {};
-}
-
-RunReport analyzed(RunReport r, const std::string& rule_id) {
-    analyze(r, {rule_named(rule_id)});
-    return r;
-}
-
-void check_silent(const RunReport& r) {
-    CHECK(r.findings.empty());
-    CHECK(r.rules_not_evaluated.empty());
-}
-
+// Reasons go on to name details of the machine: the part that says what is missing is enough.
 void check_not_evaluated(const RunReport& r, const std::string& rule_id, const std::string& why_part) {
-    CHECK(r.findings.empty());
-    REQUIRE(r.rules_not_evaluated.size() == 1);
-    CHECK(r.rules_not_evaluated[0].rule == rule_id);
-    CHECK_THAT(r.rules_not_evaluated[0].reason, Catch::Matchers::Contains(why_part));
-}
-
-const Finding& single_finding(const RunReport& r, const std::string& id) {
-    CHECK(r.rules_not_evaluated.empty());
-    REQUIRE(r.findings.size() == 1);
-    const Finding& f = r.findings[0];
-    CHECK(f.id == id);
-    CHECK(f.layer == "topology");
-    CHECK(f.rank == 1);
-    CHECK_FALSE(f.title.empty());
-    CHECK_FALSE(f.suggestion.empty());
-    CHECK_FALSE(f.gain_basis.empty());
-    return f;
+    CHECK_THAT(skipped_rule(r, rule_id).reason, Catch::Matchers::Contains(why_part));
 }
 
 const char* const numa = "topology.numa_mismatch";
@@ -144,16 +104,18 @@ TEST_CASE("topology rules are registered with the analysis", "[rules][topology]"
 
 TEST_CASE("numa_mismatch: a process on the device's node is silent", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    check_silent(analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-15,32-47")), numa));
-    check_silent(analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-3", "bind", "0")), numa));
+    check_silent(analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-15,32-47")), topology_rules(), numa));
+    check_silent(
+        analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-3", "bind", "0")), topology_rules(), numa));
     // Memory bound to both nodes includes the device's.
-    check_silent(analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-3", "bind", "0-1")), numa));
+    check_silent(
+        analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-3", "bind", "0-1")), topology_rules(), numa));
 }
 
 TEST_CASE("numa_mismatch: one PU across the node boundary is a finding", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    const auto r = analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-16,32-47")), numa);
-    const Finding& f = single_finding(r, numa);
+    const auto r = analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-16,32-47")), topology_rules(), numa);
+    const Finding& f = ranked_finding(r, numa, "topology");
     CHECK(f.severity == Severity::medium);
     CHECK_THAT(f.title, Catch::Matchers::Contains("NUMA node 1"));
     CHECK_THAT(f.suggestion, Catch::Matchers::Contains("numactl --cpunodebind=0 --membind=0 <command>"));
@@ -161,8 +123,9 @@ TEST_CASE("numa_mismatch: one PU across the node boundary is a finding", "[rules
 
 TEST_CASE("numa_mismatch: a process on the other socket", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    const auto r = analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("16-31,48-63")), numa);
-    const Finding& f = single_finding(r, numa);
+    const auto r =
+        analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("16-31,48-63")), topology_rules(), numa);
+    const Finding& f = ranked_finding(r, numa, "topology");
     CHECK(f.severity == Severity::high);
     CHECK(f.title == "The process runs on NUMA node 1 (PUs 16-31,48-63); the GPU 0000:17:00.0 is local to node 0");
     CHECK_THAT(f.suggestion, Catch::Matchers::Contains("numactl --cpunodebind=0 --membind=0 <command>"));
@@ -176,8 +139,8 @@ TEST_CASE("numa_mismatch: a process on the other socket", "[rules][topology]") {
 
 TEST_CASE("numa_mismatch: an unbound process on a two-socket machine", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    const auto r = analyzed(topology_report(t, gpu_at("0000:ca:00.0"), bound_to("0-63")), numa);
-    const Finding& f = single_finding(r, numa);
+    const auto r = analyzed(topology_report(t, gpu_at("0000:ca:00.0"), bound_to("0-63")), topology_rules(), numa);
+    const Finding& f = ranked_finding(r, numa, "topology");
     CHECK(f.severity == Severity::low);
     CHECK_THAT(f.title, Catch::Matchers::Contains("not bound"));
     CHECK_THAT(f.suggestion, Catch::Matchers::Contains("numactl --cpunodebind=1 --membind=1"));
@@ -185,52 +148,57 @@ TEST_CASE("numa_mismatch: an unbound process on a two-socket machine", "[rules][
 
 TEST_CASE("numa_mismatch: memory bound away from the device", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    const auto r = analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-15", "bind", "1")), numa);
-    const Finding& f = single_finding(r, numa);
+    const auto r =
+        analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("0-15", "bind", "1")), topology_rules(), numa);
+    const Finding& f = ranked_finding(r, numa, "topology");
     CHECK(f.severity == Severity::high);
     CHECK(f.title == "The process's memory is bound (bind) to NUMA node 1; the GPU 0000:17:00.0 is local to node 0");
-    const auto both = analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("16-31", "interleave", "1")), numa);
-    CHECK_THAT(single_finding(both, numa).title, Catch::Matchers::Contains("and its memory is bound (interleave)"));
+    const auto both = analyzed(topology_report(t, gpu_at("0000:17:00.0"), bound_to("16-31", "interleave", "1")),
+                               topology_rules(), numa);
+    CHECK_THAT(ranked_finding(both, numa, "topology").title,
+               Catch::Matchers::Contains("and its memory is bound (interleave)"));
 }
 
 TEST_CASE("numa_mismatch: eight NUMA nodes, process on node 0, GPU on node 6", "[rules][topology]") {
     const Topology t = topology_fixture("epyc_8numa_l3_as_numa.xml");
-    const auto r = analyzed(topology_report(t, gpu_at("0000:c1:00.0"), bound_to("0-3,32-35")), numa);
-    const Finding& f = single_finding(r, numa);
+    const auto r = analyzed(topology_report(t, gpu_at("0000:c1:00.0"), bound_to("0-3,32-35")), topology_rules(), numa);
+    const Finding& f = ranked_finding(r, numa, "topology");
     CHECK(f.severity == Severity::high);
     CHECK_THAT(f.suggestion, Catch::Matchers::Contains("numactl --cpunodebind=6 --membind=6"));
-    check_silent(analyzed(topology_report(t, gpu_at("0000:c1:00.0"), bound_to("24-27,56-59")), numa));
+    check_silent(analyzed(topology_report(t, gpu_at("0000:c1:00.0"), bound_to("24-27,56-59")), topology_rules(), numa));
 }
 
 TEST_CASE("numa_mismatch: one NUMA node, CPU devices, unknown binding", "[rules][topology]") {
     // One NUMA node: any binding is local.
-    check_silent(analyzed(
-        topology_report(topology_fixture("gpu_link_x8_of_x16.xml"), gpu_at("0000:51:00.0"), bound_to("0-3")), numa));
+    check_silent(
+        analyzed(topology_report(topology_fixture("gpu_link_x8_of_x16.xml"), gpu_at("0000:51:00.0"), bound_to("0-3")),
+                 topology_rules(), numa));
     // A CPU device runs where the process runs.
     check_silent(analyzed(
-        topology_report(topology_fixture("two_socket_two_gpus.xml"), DeviceQuery{"cpu", {}}, bound_to("16-31")), numa));
+        topology_report(topology_fixture("two_socket_two_gpus.xml"), DeviceQuery{"cpu", {}}, bound_to("16-31")),
+        topology_rules(), numa));
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    check_not_evaluated(analyzed(topology_report(t, gpu_at("0000:17:00.0")), numa), numa,
+    check_not_evaluated(analyzed(topology_report(t, gpu_at("0000:17:00.0")), topology_rules(), numa), numa,
                         "the process binding is not known (a saved topology");
 }
 
 TEST_CASE("numa_mismatch: inputs missing", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    check_not_evaluated(analyzed(topology_report(t), numa), numa, "needs topology.device");
-    check_not_evaluated(analyzed(topology_report(t, DeviceQuery{"gpu", {}}, bound_to("0-3")), numa), numa,
-                        "no PCI address");
-    check_not_evaluated(analyzed(RunReport{}, numa), numa, "needs topology.device");
+    check_not_evaluated(analyzed(topology_report(t), topology_rules(), numa), numa, "needs topology.device");
+    check_not_evaluated(analyzed(topology_report(t, DeviceQuery{"gpu", {}}, bound_to("0-3")), topology_rules(), numa),
+                        numa, "no PCI address");
+    check_not_evaluated(analyzed(RunReport{}, topology_rules(), numa), numa, "needs topology.device");
     RunReport broken = topology_report(t, gpu_at("0000:17:00.0"), bound_to("16-31"));
     broken.results[1].attributes["locality"] = "damaged";
-    check_not_evaluated(analyzed(broken, numa), numa, "needs topology.device");
+    check_not_evaluated(analyzed(broken, topology_rules(), numa), numa, "needs topology.device");
 }
 
 // ---------------------------------------------------------------- topology.pcie_link_degraded
 
 TEST_CASE("pcie_link_degraded: x16 of x16 is silent, x8 of x16 is a finding", "[rules][topology]") {
-    check_silent(analyzed(topology_report(x8_fixture_at("16"), gpu_at("0000:51:00.0")), degraded));
-    const auto r = analyzed(topology_report(x8_fixture_at("8"), gpu_at("0000:51:00.0")), degraded);
-    const Finding& f = single_finding(r, degraded);
+    check_silent(analyzed(topology_report(x8_fixture_at("16"), gpu_at("0000:51:00.0")), topology_rules(), degraded));
+    const auto r = analyzed(topology_report(x8_fixture_at("8"), gpu_at("0000:51:00.0")), topology_rules(), degraded);
+    const Finding& f = ranked_finding(r, degraded, "topology");
     CHECK(f.severity == Severity::high);
     CHECK(f.title == "GPU 0000:51:00.0 trained at PCIe gen4 x8; both ends can do PCIe gen4 x16");
     REQUIRE(f.estimated_gain);
@@ -247,14 +215,14 @@ TEST_CASE("pcie_link_degraded: x16 of x16 is silent, x8 of x16 is a finding", "[
 }
 
 TEST_CASE("pcie_link_degraded: x12 of x16 is a width shortfall too", "[rules][topology]") {
-    const auto r = analyzed(topology_report(x8_fixture_at("12"), gpu_at("0000:51:00.0")), degraded);
-    CHECK(single_finding(r, degraded).severity == Severity::high);
+    const auto r = analyzed(topology_report(x8_fixture_at("12"), gpu_at("0000:51:00.0")), topology_rules(), degraded);
+    CHECK(ranked_finding(r, degraded, "topology").severity == Severity::high);
     CHECK(*r.findings[0].estimated_gain == Approx(0.25));
 }
 
 TEST_CASE("pcie_link_degraded: a narrow link on a device not diagnosed", "[rules][topology]") {
-    const auto r = analyzed(topology_report(x8_fixture_at("8")), degraded);
-    const Finding& f = single_finding(r, degraded);
+    const auto r = analyzed(topology_report(x8_fixture_at("8")), topology_rules(), degraded);
+    const Finding& f = ranked_finding(r, degraded, "topology");
     CHECK(f.severity == Severity::medium);
     CHECK_FALSE(f.estimated_gain);
 }
@@ -262,10 +230,10 @@ TEST_CASE("pcie_link_degraded: a narrow link on a device not diagnosed", "[rules
 TEST_CASE("pcie_link_degraded: an idle rate drop counts only on the diagnosed device", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
     // GPU ca:00.0 idles at 2.5 GT/s; the BMC's link runs at gen1 of gen2: neither is the device diagnosed.
-    check_silent(analyzed(topology_report(t, gpu_at("0000:17:00.0")), degraded));
-    check_silent(analyzed(topology_report(t), degraded));
-    const auto r = analyzed(topology_report(t, gpu_at("0000:ca:00.0")), degraded);
-    const Finding& f = single_finding(r, degraded);
+    check_silent(analyzed(topology_report(t, gpu_at("0000:17:00.0")), topology_rules(), degraded));
+    check_silent(analyzed(topology_report(t), topology_rules(), degraded));
+    const auto r = analyzed(topology_report(t, gpu_at("0000:ca:00.0")), topology_rules(), degraded);
+    const Finding& f = ranked_finding(r, degraded, "topology");
     CHECK(f.severity == Severity::low);
     CHECK(f.confidence == 0.5);
     CHECK_FALSE(f.estimated_gain);
@@ -279,53 +247,54 @@ TEST_CASE("pcie_link_degraded: one generation below on the diagnosed device", "[
     const Topology gen3 =
         edited_topology_fixture("two_gpus_one_switch.xml",
                                 {{"pci_busid=\"0000:c0:01.1\"", from, to}, {"pci_busid=\"0000:c1:00.0\"", from, to}});
-    const auto r = analyzed(topology_report(gen3, gpu_at("0000:c1:00.0")), degraded);
-    CHECK(single_finding(r, degraded).severity == Severity::low);
-    check_silent(
-        analyzed(topology_report(topology_fixture("two_gpus_one_switch.xml"), gpu_at("0000:c1:00.0")), degraded));
+    const auto r = analyzed(topology_report(gen3, gpu_at("0000:c1:00.0")), topology_rules(), degraded);
+    CHECK(ranked_finding(r, degraded, "topology").severity == Severity::low);
+    check_silent(analyzed(topology_report(topology_fixture("two_gpus_one_switch.xml"), gpu_at("0000:c1:00.0")),
+                          topology_rules(), degraded));
 }
 
 TEST_CASE("pcie_link_degraded: the link above a switch trained narrow", "[rules][topology]") {
     const Topology t = switch_fixture_with_upstream(
         {{"clprobe.current_link_width\" value=\"16\"", "clprobe.current_link_width\" value=\"8\""}});
-    const auto r = analyzed(topology_report(t, gpu_at("0000:83:00.0")), degraded);
-    const Finding& f = single_finding(r, degraded);
+    const auto r = analyzed(topology_report(t, gpu_at("0000:83:00.0")), topology_rules(), degraded);
+    const Finding& f = ranked_finding(r, degraded, "topology");
     CHECK(f.severity == Severity::high);
     CHECK_THAT(f.title, Catch::Matchers::Contains("root port 0000:80:01.1"));
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(0.5));  // the path's bottleneck: 15.75 of 31.5 GB/s
     // The GPU with a root port of its own is not behind it.
-    CHECK(single_finding(analyzed(topology_report(t, gpu_at("0000:c1:00.0")), degraded), degraded).severity ==
-          Severity::medium);
+    CHECK(ranked_finding(analyzed(topology_report(t, gpu_at("0000:c1:00.0")), topology_rules(), degraded), degraded,
+                         "topology")
+              .severity == Severity::medium);
 }
 
 TEST_CASE("pcie_link_degraded: an x16 card in an x8 slot is not degraded", "[rules][topology]") {
     const Topology t = edited_topology_fixture("gpu_link_x8_of_x16.xml",
                                                {{"pci_busid=\"0000:50:02.0\"", "clprobe.max_link_width\" value=\"16\"",
                                                  "clprobe.max_link_width\" value=\"8\""}});
-    check_silent(analyzed(topology_report(t, gpu_at("0000:51:00.0")), degraded));
+    check_silent(analyzed(topology_report(t, gpu_at("0000:51:00.0")), topology_rules(), degraded));
 }
 
 TEST_CASE("pcie_link_degraded: inputs missing", "[rules][topology]") {
-    check_not_evaluated(analyzed(RunReport{}, degraded), degraded, "needs topology.host");
-    check_not_evaluated(analyzed(topology_report(topology_fixture("no_pci_vm.xml")), degraded), degraded,
-                        "no PCI information");
+    check_not_evaluated(analyzed(RunReport{}, topology_rules(), degraded), degraded, "needs topology.host");
+    check_not_evaluated(analyzed(topology_report(topology_fixture("no_pci_vm.xml")), topology_rules(), degraded),
+                        degraded, "no PCI information");
     // The VM's virtio NIC reports no link.
-    check_not_evaluated(analyzed(topology_report(topology_fixture("vm_1numa_virtio.xml")), degraded), degraded,
-                        "no PCIe link of interest reports both");
+    check_not_evaluated(analyzed(topology_report(topology_fixture("vm_1numa_virtio.xml")), topology_rules(), degraded),
+                        degraded, "no PCIe link of interest reports both");
     RunReport broken = topology_report(topology_fixture("gpu_link_x8_of_x16.xml"));
     broken.results[0].attributes["summary"] = nlohmann::json::array();
-    check_not_evaluated(analyzed(broken, degraded), degraded, "no readable summary");
+    check_not_evaluated(analyzed(broken, topology_rules(), degraded), degraded, "no readable summary");
     broken.results[0].status = ProbeStatus::error;
-    check_not_evaluated(analyzed(broken, degraded), degraded, "needs topology.host");
+    check_not_evaluated(analyzed(broken, topology_rules(), degraded), degraded, "needs topology.host");
 }
 
 // ---------------------------------------------------------------- topology.shared_link
 
 TEST_CASE("shared_link: two GPUs behind one x16 switch uplink", "[rules][topology]") {
     const Topology t = topology_fixture("two_gpus_one_switch.xml");
-    const auto r = analyzed(topology_report(t, gpu_at("0000:83:00.0")), shared);
-    const Finding& f = single_finding(r, shared);
+    const auto r = analyzed(topology_report(t, gpu_at("0000:83:00.0")), topology_rules(), shared);
+    const Finding& f = ranked_finding(r, shared, "topology");
     CHECK(f.severity == Severity::medium);
     CHECK(f.title ==
           "2 devices share one PCIe gen4 x16 link (31.5 GB/s) below root port 0000:80:01.1: GPU 0000:83:00.0, GPU "
@@ -339,8 +308,8 @@ TEST_CASE("shared_link: two GPUs behind one x16 switch uplink", "[rules][topolog
     CHECK(f.evidence[0].value == Approx(gen4_x16));
 
     // Diagnosing the GPU with its own root port: the shared link is only worth a low word.
-    const auto other = analyzed(topology_report(t, gpu_at("0000:c1:00.0")), shared);
-    CHECK(single_finding(other, shared).severity == Severity::low);
+    const auto other = analyzed(topology_report(t, gpu_at("0000:c1:00.0")), topology_rules(), shared);
+    CHECK(ranked_finding(other, shared, "topology").severity == Severity::low);
     CHECK_FALSE(other.findings[0].estimated_gain);
 }
 
@@ -348,16 +317,17 @@ TEST_CASE("shared_link: an uplink as fast as the devices below is silent, a slow
     // gen5 x16 above two gen4 x16 GPUs: 63.0 GB/s for 63.0 GB/s of demand.
     const Topology gen5 = switch_fixture_with_upstream({{speed_info("current", "16.0"), speed_info("current", "32.0")},
                                                         {speed_info("max", "16.0"), speed_info("max", "32.0")}});
-    check_silent(analyzed(topology_report(gen5, gpu_at("0000:83:00.0")), shared));
+    check_silent(analyzed(topology_report(gen5, gpu_at("0000:83:00.0")), topology_rules(), shared));
     // gen4 x16 is just short of it (gen3 x16, further).
-    CHECK(single_finding(
-              analyzed(topology_report(topology_fixture("two_gpus_one_switch.xml"), gpu_at("0000:83:00.0")), shared),
-              shared)
+    CHECK(ranked_finding(analyzed(topology_report(topology_fixture("two_gpus_one_switch.xml"), gpu_at("0000:83:00.0")),
+                                  topology_rules(), shared),
+                         shared, "topology")
               .severity == Severity::medium);
     const Topology gen3 = switch_fixture_with_upstream({{speed_info("current", "16.0"), speed_info("current", "8.0")},
                                                         {speed_info("max", "16.0"), speed_info("max", "8.0")}});
-    CHECK(*single_finding(analyzed(topology_report(gen3, gpu_at("0000:83:00.0")), shared), shared).estimated_gain ==
-          Approx(0.75));
+    CHECK(*ranked_finding(analyzed(topology_report(gen3, gpu_at("0000:83:00.0")), topology_rules(), shared), shared,
+                          "topology")
+               .estimated_gain == Approx(0.75));
 }
 
 TEST_CASE("shared_link: idle GPUs count with what their links can carry", "[rules][topology]") {
@@ -368,23 +338,23 @@ TEST_CASE("shared_link: idle GPUs count with what their links can carry", "[rule
                                                             {"pci_busid=\"0000:83:00.0\"", from, to},
                                                             {"pci_busid=\"0000:82:01.0\"", from, to},
                                                             {"pci_busid=\"0000:84:00.0\"", from, to}});
-    const auto r = analyzed(topology_report(idle, gpu_at("0000:83:00.0")), shared);
-    CHECK(*single_finding(r, shared).estimated_gain == Approx(0.5));
+    const auto r = analyzed(topology_report(idle, gpu_at("0000:83:00.0")), topology_rules(), shared);
+    CHECK(*ranked_finding(r, shared, "topology").estimated_gain == Approx(0.5));
     CHECK(r.findings[0].evidence.at(1).labels.at("link") == "max");
 }
 
 TEST_CASE("shared_link: unknown rates still name the sharing, with less confidence", "[rules][topology]") {
     const Topology t = switch_fixture_with_upstream(
         {{"clprobe.current_link_speed", "x.current_link_speed"}, {"clprobe.max_link_speed", "x.max_link_speed"}});
-    const auto r = analyzed(topology_report(t, gpu_at("0000:83:00.0")), shared);
-    const Finding& f = single_finding(r, shared);
+    const auto r = analyzed(topology_report(t, gpu_at("0000:83:00.0")), topology_rules(), shared);
+    const Finding& f = ranked_finding(r, shared, "topology");
     CHECK(f.severity == Severity::low);
     CHECK(f.confidence == 0.5);
     CHECK_FALSE(f.estimated_gain);
 }
 
 TEST_CASE("shared_link: one device per root port, and the functions of one card", "[rules][topology]") {
-    check_silent(analyzed(topology_report(topology_fixture("two_socket_two_gpus.xml")), shared));
+    check_silent(analyzed(topology_report(topology_fixture("two_socket_two_gpus.xml")), topology_rules(), shared));
     // A dual-port NIC: two functions of one card below one root port.
     TopologyFacts f;
     f.has_pci = true;
@@ -397,15 +367,15 @@ TEST_CASE("shared_link: one device per root port, and the functions of one card"
     }
     f.upstream_links.push_back({"0000:30:02.0", {}, {"0000:31:00.0", "0000:31:00.1"}, true});
     RunReport r;
-    ProbeResult host = probe("topology.host");
+    ProbeResult host = probe_result("topology.host", "topology");
     host.attributes["summary"] = to_json(f);
     r.results.push_back(host);
-    check_silent(analyzed(r, shared));
+    check_silent(analyzed(r, topology_rules(), shared));
 }
 
 TEST_CASE("shared_link: inputs missing", "[rules][topology]") {
-    check_not_evaluated(analyzed(RunReport{}, shared), shared, "needs topology.host");
-    check_not_evaluated(analyzed(topology_report(topology_fixture("no_pci_vm.xml")), shared), shared,
+    check_not_evaluated(analyzed(RunReport{}, topology_rules(), shared), shared, "needs topology.host");
+    check_not_evaluated(analyzed(topology_report(topology_fixture("no_pci_vm.xml")), topology_rules(), shared), shared,
                         "no PCI information");
 }
 

@@ -6,91 +6,42 @@
 #include <vector>
 
 #include "core/report.hpp"
-#include "rules/analysis.hpp"
+#include "rule_test_support.hpp"
 #include "rules/transfer_rules.hpp"
 
 using namespace clprobe;
+using namespace clprobe::test;
 
 namespace {
 
-std::vector<double> steady(double v) {
-    return {v, v, v, v, v};
-}
-
-// Median m, coefficient of variation exactly cv.
-std::vector<double> spread(double m, double cv) {
-    return {m * (1 - cv), m, m * (1 + cv)};
-}
-
-Measurement rate(const std::string& metric, std::vector<double> samples, Labels labels = {}) {
-    return make_measurement(metric, "GB/s", std::move(labels), std::move(samples), TimerKind::device_profiling);
-}
-
-Measurement seconds(const std::string& metric, std::vector<double> samples, Labels labels) {
-    return make_measurement(metric, "s", std::move(labels), std::move(samples), TimerKind::host_steady_clock, false);
-}
-
 RunReport report_of(std::vector<Measurement> measurements, const std::string& type = "gpu") {
-    RunReport r;
-    DeviceInfo d;
-    d.name = "Synthetic device";
-    d.type = type;
-    d.profiling = true;
-    r.device = d;
-    ProbeResult p;
-    p.id = "transfer.synthetic";
-    p.layer = "transfer";
-    p.measurements = std::move(measurements);
-    r.results.push_back(std::move(p));
+    RunReport r = report_with("transfer.synthetic", "transfer", std::move(measurements));
+    r.device = synthetic_device(type);
+    r.device->profiling = true;
     return r;
 }
 
-RunReport analyzed(RunReport r, const std::string& rule_id) {
-    for (auto& rule : transfer_rules())
-        if (rule.id == rule_id) {
-            analyze(r, {rule});
-            return r;
-        }
-    FAIL("no transfer rule " << rule_id);
-    return r;
-}
-
-void check_silent(const RunReport& r) {
-    CHECK(r.findings.empty());
-    CHECK(r.rules_not_evaluated.empty());
-}
-
-void check_missing(const RunReport& r, const std::string& rule_id) {
-    CHECK(r.findings.empty());
-    REQUIRE(r.rules_not_evaluated.size() == 1);
-    CHECK(r.rules_not_evaluated[0].rule == rule_id);
-    CHECK_FALSE(r.rules_not_evaluated[0].reason.empty());
-}
-
+// Every transfer finding quotes the measurements it rests on.
 const Finding& single(const RunReport& r, const std::string& id) {
-    CHECK(r.rules_not_evaluated.empty());
-    REQUIRE(r.findings.size() == 1);
-    const Finding& f = r.findings[0];
-    CHECK(f.id == id);
-    CHECK(f.layer == "transfer");
-    CHECK_FALSE(f.title.empty());
-    CHECK_FALSE(f.suggestion.empty());
-    CHECK_FALSE(f.gain_basis.empty());
+    const Finding& f = only_finding(r, id, "transfer");
     CHECK_FALSE(f.evidence.empty());
     return f;
 }
 
 // Headlines of the bandwidth probe.
 std::vector<Measurement> headlines(double pinned, double pageable, double cv = 0) {
-    return {rate("transfer.h2d.pinned.bandwidth", cv ? spread(pinned, cv) : steady(pinned)),
-            rate("transfer.h2d.pageable.bandwidth", cv ? spread(pageable, cv) : steady(pageable))};
+    return {rate("transfer.h2d.pinned.bandwidth", "GB/s", {}, cv ? spread(pinned, cv) : steady(pinned)),
+            rate("transfer.h2d.pageable.bandwidth", "GB/s", {}, cv ? spread(pageable, cv) : steady(pageable))};
 }
 
 // A serial stand-in pipeline whose upload is half of the step.
 std::vector<Measurement> pipeline() {
-    return {seconds("transfer.pipeline.stage_time", steady(0.5), {{"stage", "upload"}, {"variant", "serial"}}),
-            seconds("transfer.pipeline.stage_time", steady(0.3), {{"stage", "compute"}, {"variant", "serial"}}),
-            seconds("transfer.pipeline.stage_time", steady(0.2), {{"stage", "download"}, {"variant", "serial"}})};
+    return {seconds("transfer.pipeline.stage_time", {{"stage", "upload"}, {"variant", "serial"}}, steady(0.5),
+                    TimerKind::host_steady_clock),
+            seconds("transfer.pipeline.stage_time", {{"stage", "compute"}, {"variant", "serial"}}, steady(0.3),
+                    TimerKind::host_steady_clock),
+            seconds("transfer.pipeline.stage_time", {{"stage", "download"}, {"variant", "serial"}}, steady(0.2),
+                    TimerKind::host_steady_clock)};
 }
 
 std::vector<Measurement> with(std::vector<Measurement> a, const std::vector<Measurement>& b) {
@@ -103,7 +54,8 @@ std::vector<Measurement> with(std::vector<Measurement> a, const std::vector<Meas
 // ---------------------------------------------------------------- transfer.pageable_slow
 
 TEST_CASE("transfer.pageable_slow: pinned 2x pageable on a GPU targets the upload stage", "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(with(headlines(20, 10), pipeline())), "transfer.pageable_slow");
+    const RunReport r =
+        analyzed(report_of(with(headlines(20, 10), pipeline())), transfer_rules(), "transfer.pageable_slow");
     const Finding& f = single(r, "transfer.pageable_slow");
     CHECK(f.severity == Severity::high);
     REQUIRE(f.target);
@@ -116,14 +68,14 @@ TEST_CASE("transfer.pageable_slow: pinned 2x pageable on a GPU targets the uploa
 }
 
 TEST_CASE("transfer.pageable_slow: below 1.25x, noisy, or a CPU device: no finding", "[rules][transfer]") {
-    check_silent(analyzed(report_of(headlines(12, 10)), "transfer.pageable_slow"));
-    check_silent(analyzed(report_of(headlines(20, 10, 0.3)), "transfer.pageable_slow"));
+    check_silent(analyzed(report_of(headlines(12, 10)), transfer_rules(), "transfer.pageable_slow"));
+    check_silent(analyzed(report_of(headlines(20, 10, 0.3)), transfer_rules(), "transfer.pageable_slow"));
     // A CPU device's "transfer" is a memcpy: pinning cannot help, so it is never suggested.
-    check_silent(analyzed(report_of(headlines(20, 10), "cpu"), "transfer.pageable_slow"));
+    check_silent(analyzed(report_of(headlines(20, 10), "cpu"), transfer_rules(), "transfer.pageable_slow"));
 }
 
 TEST_CASE("transfer.pageable_slow: missing headlines are reported", "[rules][transfer]") {
-    check_missing(analyzed(report_of({}), "transfer.pageable_slow"), "transfer.pageable_slow");
+    check_not_evaluated(analyzed(report_of({}), transfer_rules(), "transfer.pageable_slow"), "transfer.pageable_slow");
 }
 
 // ---------------------------------------------------------------- transfer.small_transfers
@@ -133,8 +85,8 @@ std::vector<Measurement> sweep(double small, double large, double cv = 0) {
     Labels s = base, l = base;
     s["size"] = "4096";
     l["size"] = "268435456";
-    return {rate("transfer.h2d.pageable.bandwidth", cv ? spread(small, cv) : steady(small), s),
-            rate("transfer.h2d.pageable.bandwidth", cv ? spread(large, cv) : steady(large), l),
+    return {rate("transfer.h2d.pageable.bandwidth", "GB/s", s, cv ? spread(small, cv) : steady(small)),
+            rate("transfer.h2d.pageable.bandwidth", "GB/s", l, cv ? spread(large, cv) : steady(large)),
             make_measurement("transfer.half_peak_size", "bytes",
                              {{"direction", "h2d"}, {"path", "pageable"}, {"blocking", "true"}}, {262144},
                              TimerKind::none, false)};
@@ -142,7 +94,7 @@ std::vector<Measurement> sweep(double small, double large, double cv = 0) {
 
 TEST_CASE("transfer.small_transfers: a 4 KiB copy at a tenth of the peak names the half-peak size",
           "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(sweep(1, 10)), "transfer.small_transfers");
+    const RunReport r = analyzed(report_of(sweep(1, 10)), transfer_rules(), "transfer.small_transfers");
     const Finding& f = single(r, "transfer.small_transfers");
     CHECK_FALSE(f.estimated_gain);  // depends on the sizes the user's code moves
     CHECK_THAT(f.suggestion, Catch::Contains("256 KiB"));
@@ -150,32 +102,35 @@ TEST_CASE("transfer.small_transfers: a 4 KiB copy at a tenth of the peak names t
 }
 
 TEST_CASE("transfer.small_transfers: below 4x or noisy: no finding; one size: missing", "[rules][transfer]") {
-    check_silent(analyzed(report_of(sweep(3, 10)), "transfer.small_transfers"));
-    check_silent(analyzed(report_of(sweep(2.2, 10, 0.5)), "transfer.small_transfers"));  // 4.5x, confidence 0.44
+    check_silent(analyzed(report_of(sweep(3, 10)), transfer_rules(), "transfer.small_transfers"));
+    check_silent(analyzed(report_of(sweep(2.2, 10, 0.5)), transfer_rules(),
+                          "transfer.small_transfers"));  // 4.5x, confidence 0.44
     auto one = sweep(1, 10);
     one.erase(one.begin());
-    check_missing(analyzed(report_of(one), "transfer.small_transfers"), "transfer.small_transfers");
+    check_not_evaluated(analyzed(report_of(one), transfer_rules(), "transfer.small_transfers"),
+                        "transfer.small_transfers");
 }
 
 // ---------------------------------------------------------------- transfer.no_overlap
 
 std::vector<Measurement> overlap(double serial, double overlapped, double efficiency, double cv = 0) {
-    return {seconds("transfer.pipeline.step_time", cv ? spread(serial, cv) : steady(serial), {{"variant", "serial"}}),
-            seconds("transfer.pipeline.step_time", cv ? spread(overlapped, cv) : steady(overlapped),
-                    {{"variant", "overlapped"}}),
+    return {seconds("transfer.pipeline.step_time", {{"variant", "serial"}}, cv ? spread(serial, cv) : steady(serial),
+                    TimerKind::host_steady_clock),
+            seconds("transfer.pipeline.step_time", {{"variant", "overlapped"}},
+                    cv ? spread(overlapped, cv) : steady(overlapped), TimerKind::host_steady_clock),
             make_measurement("transfer.overlap.efficiency", "fraction", {}, steady(efficiency),
                              TimerKind::host_steady_clock)};
 }
 
 TEST_CASE("transfer.no_overlap: a device that overlaps gets the measured step gain", "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(overlap(1.0, 0.6, 0.8)), "transfer.no_overlap");
+    const RunReport r = analyzed(report_of(overlap(1.0, 0.6, 0.8)), transfer_rules(), "transfer.no_overlap");
     const Finding& f = single(r, "transfer.no_overlap");
     CHECK(*f.estimated_gain == Approx(0.4));
     CHECK_THAT(f.suggestion, Catch::Contains("queues"));
 }
 
 TEST_CASE("transfer.no_overlap: a device that cannot overlap is told to copy less", "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(overlap(1.0, 1.0, 0.02), "cpu"), "transfer.no_overlap");
+    const RunReport r = analyzed(report_of(overlap(1.0, 1.0, 0.02), "cpu"), transfer_rules(), "transfer.no_overlap");
     const Finding& f = single(r, "transfer.no_overlap");
     CHECK_FALSE(f.estimated_gain);
     CHECK_THAT(f.suggestion, Catch::Contains("zero-copy"));
@@ -184,23 +139,24 @@ TEST_CASE("transfer.no_overlap: a device that cannot overlap is told to copy les
 
 TEST_CASE("transfer.no_overlap: partial overlap inside the noise, or missing inputs", "[rules][transfer]") {
     // Efficiency 30%, gap inside the noise: neither claim can be made.
-    check_silent(analyzed(report_of(overlap(1.0, 0.8, 0.3, 0.2)), "transfer.no_overlap"));
+    check_silent(analyzed(report_of(overlap(1.0, 0.8, 0.3, 0.2)), transfer_rules(), "transfer.no_overlap"));
     // No overlap measured, but the step times are too noisy to say so.
-    check_silent(analyzed(report_of(overlap(1.0, 1.0, 0.0, 0.3)), "transfer.no_overlap"));
-    check_missing(analyzed(report_of({}), "transfer.no_overlap"), "transfer.no_overlap");
+    check_silent(analyzed(report_of(overlap(1.0, 1.0, 0.0, 0.3)), transfer_rules(), "transfer.no_overlap"));
+    check_not_evaluated(analyzed(report_of({}), transfer_rules(), "transfer.no_overlap"), "transfer.no_overlap");
 }
 
 // ---------------------------------------------------------------- transfer.numa_penalty
 
 std::vector<Measurement> numa(double node0, double node1, double cv = 0) {
-    return {
-        rate("transfer.numa.h2d.bandwidth", cv ? spread(node0, cv) : steady(node0), {{"node", "0"}, {"local", "yes"}}),
-        rate("transfer.numa.h2d.bandwidth", cv ? spread(node1, cv) : steady(node1), {{"node", "1"}, {"local", "no"}})};
+    return {rate("transfer.numa.h2d.bandwidth", "GB/s", {{"node", "0"}, {"local", "yes"}},
+                 cv ? spread(node0, cv) : steady(node0)),
+            rate("transfer.numa.h2d.bandwidth", "GB/s", {{"node", "1"}, {"local", "no"}},
+                 cv ? spread(node1, cv) : steady(node1))};
 }
 
 TEST_CASE("transfer.numa_penalty: the slow node costs upload time; the command binds to the fast one",
           "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(with(numa(20, 12), pipeline())), "transfer.numa_penalty");
+    const RunReport r = analyzed(report_of(with(numa(20, 12), pipeline())), transfer_rules(), "transfer.numa_penalty");
     const Finding& f = single(r, "transfer.numa_penalty");
     REQUIRE(f.target);
     CHECK(f.target->stage_gain == Approx(0.4));
@@ -208,11 +164,11 @@ TEST_CASE("transfer.numa_penalty: the slow node costs upload time; the command b
 }
 
 TEST_CASE("transfer.numa_penalty: below 1.15x or noisy: no finding; one node: missing", "[rules][transfer]") {
-    check_silent(analyzed(report_of(numa(20, 18)), "transfer.numa_penalty"));
-    check_silent(analyzed(report_of(numa(20, 12, 0.25)), "transfer.numa_penalty"));
+    check_silent(analyzed(report_of(numa(20, 18)), transfer_rules(), "transfer.numa_penalty"));
+    check_silent(analyzed(report_of(numa(20, 12, 0.25)), transfer_rules(), "transfer.numa_penalty"));
     auto one = numa(20, 12);
     one.pop_back();
-    check_missing(analyzed(report_of(one), "transfer.numa_penalty"), "transfer.numa_penalty");
+    check_not_evaluated(analyzed(report_of(one), transfer_rules(), "transfer.numa_penalty"), "transfer.numa_penalty");
 }
 
 // ---------------------------------------------------------------- transfer.link_underused
@@ -224,7 +180,7 @@ std::vector<Measurement> link(double link_gbps, double pinned, double cv = 0) {
 }
 
 TEST_CASE("transfer.link_underused: pinned at a quarter of the link", "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(link(31.5, 8)), "transfer.link_underused");
+    const RunReport r = analyzed(report_of(link(31.5, 8)), transfer_rules(), "transfer.link_underused");
     const Finding& f = single(r, "transfer.link_underused");
     CHECK(f.severity == Severity::high);
     REQUIRE(f.target);
@@ -233,22 +189,23 @@ TEST_CASE("transfer.link_underused: pinned at a quarter of the link", "[rules][t
 }
 
 TEST_CASE("transfer.link_underused: above half the link, noisy, CPU device, or no link", "[rules][transfer]") {
-    check_silent(analyzed(report_of(link(31.5, 20)), "transfer.link_underused"));
-    check_silent(analyzed(report_of(link(31.5, 14, 0.4)), "transfer.link_underused"));
-    check_silent(analyzed(report_of(link(31.5, 8), "cpu"), "transfer.link_underused"));
-    check_missing(analyzed(report_of(headlines(8, 4)), "transfer.link_underused"), "transfer.link_underused");
+    check_silent(analyzed(report_of(link(31.5, 20)), transfer_rules(), "transfer.link_underused"));
+    check_silent(analyzed(report_of(link(31.5, 14, 0.4)), transfer_rules(), "transfer.link_underused"));
+    check_silent(analyzed(report_of(link(31.5, 8), "cpu"), transfer_rules(), "transfer.link_underused"));
+    check_not_evaluated(analyzed(report_of(headlines(8, 4)), transfer_rules(), "transfer.link_underused"),
+                        "transfer.link_underused");
 }
 
 // ---------------------------------------------------------------- transfer.zero_copy_available
 
 std::vector<Measurement> zero_copy(double zero, double pageable, double cv = 0) {
-    return {rate("transfer.h2d.zero_copy.bandwidth", cv ? spread(zero, cv) : steady(zero)),
-            rate("transfer.h2d.pageable.bandwidth", cv ? spread(pageable, cv) : steady(pageable))};
+    return {rate("transfer.h2d.zero_copy.bandwidth", "GB/s", {}, cv ? spread(zero, cv) : steady(zero)),
+            rate("transfer.h2d.pageable.bandwidth", "GB/s", {}, cv ? spread(pageable, cv) : steady(pageable))};
 }
 
 TEST_CASE("transfer.zero_copy_available: on a CPU device mapping beats copying", "[rules][transfer]") {
-    const RunReport r =
-        analyzed(report_of(with(zero_copy(1000, 10), pipeline()), "cpu"), "transfer.zero_copy_available");
+    const RunReport r = analyzed(report_of(with(zero_copy(1000, 10), pipeline()), "cpu"), transfer_rules(),
+                                 "transfer.zero_copy_available");
     const Finding& f = single(r, "transfer.zero_copy_available");
     REQUIRE(f.target);
     CHECK(f.target->stage == "upload");
@@ -258,8 +215,9 @@ TEST_CASE("transfer.zero_copy_available: on a CPU device mapping beats copying",
 }
 
 TEST_CASE("transfer.zero_copy_available: below 1.25x, noisy, or a discrete GPU: no finding", "[rules][transfer]") {
-    check_silent(analyzed(report_of(zero_copy(11, 10), "cpu"), "transfer.zero_copy_available"));
-    check_silent(analyzed(report_of(zero_copy(20, 10, 0.4), "cpu"), "transfer.zero_copy_available"));
-    check_silent(analyzed(report_of(zero_copy(1000, 10), "gpu"), "transfer.zero_copy_available"));
-    check_missing(analyzed(report_of({}, "cpu"), "transfer.zero_copy_available"), "transfer.zero_copy_available");
+    check_silent(analyzed(report_of(zero_copy(11, 10), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
+    check_silent(analyzed(report_of(zero_copy(20, 10, 0.4), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
+    check_silent(analyzed(report_of(zero_copy(1000, 10), "gpu"), transfer_rules(), "transfer.zero_copy_available"));
+    check_not_evaluated(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.zero_copy_available"),
+                        "transfer.zero_copy_available");
 }
