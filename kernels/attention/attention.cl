@@ -2,7 +2,9 @@
 // Build options: -D HEAD_DIM=<multiple of 8> (private arrays and unrolled float8 loops need it at
 // compile time) and -D KV_GROUP (int8 values per scale, dividing HEAD_DIM). With -D ATTN_FP16 the
 // program holds only the fp16 KV-cache decode kernel: a separate program, because building it is
-// how the probes find out whether half8 works on this driver.
+// how the probes find out whether half8 works on this driver. With -D ATTN_ROW_BLOCK it holds
+// only attn_fused_rows, whose private arrays (tens of KiB per work-item) a GPU compiler may
+// refuse: a failed build then costs that kernel's tiles, not the whole attention workload.
 //
 // Layout: every sequence-head (b, h) is a block of rows of HEAD_DIM floats; starts[bh] is the row
 // where its token 0 sits and lens[bh] its length, so one kernel serves the padded
@@ -30,7 +32,7 @@ inline float hsum8(float8 v) {
     return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
 }
 
-#ifndef ATTN_FP16
+#if !defined(ATTN_FP16) && !defined(ATTN_ROW_BLOCK)
 
 // ---------------------------------------------------------------------------------------------
 // Unfused prefill: the way attention is first written. Three kernels; the score matrix
@@ -218,6 +220,9 @@ __kernel void attn_fused(__global const float* q, __global const float* k, __glo
     }
 }
 
+#endif  // !ATTN_FP16 && !ATTN_ROW_BLOCK
+
+#ifdef ATTN_ROW_BLOCK
 // ---------------------------------------------------------------------------------------------
 // Fused prefill for CPU devices: the same algorithm, each work-item holding a block of
 // ROW_BLOCK query rows as the lanes of two float8 vectors (a work-group covers
@@ -406,8 +411,8 @@ __kernel void attn_fused_rows(__global const float* q, __global const float* k, 
             orow[d] = ot[d * ROW_BLOCK + r] * inv;
     }
 }
+#endif  // ATTN_ROW_BLOCK
 
-#endif  // !ATTN_FP16
 
 // ---------------------------------------------------------------------------------------------
 // Decode: one query per sequence-head against a KV cache [bh][kv_len][HEAD_DIM]. Work-group
@@ -497,7 +502,7 @@ __kernel void attn_fused_rows(__global const float* q, __global const float* k, 
 #define LOAD_F16_K(row, w) convert_float8(vload8(w, k + (row) * HEAD_DIM))
 #define LOAD_F16_V(row, w) convert_float8(vload8(w, v + (row) * HEAD_DIM))
 DECODE_KERNEL(attn_decode_f16, half, LOAD_F16_K, LOAD_F16_V)
-#else
+#elif !defined(ATTN_ROW_BLOCK)
 #define LOAD_F32_K(row, w) vload8(w, k + (row) * HEAD_DIM)
 #define LOAD_F32_V(row, w) vload8(w, v + (row) * HEAD_DIM)
 DECODE_KERNEL(attn_decode_f32, float, LOAD_F32_K, LOAD_F32_V)

@@ -45,6 +45,15 @@ const cl::Program& fp16_program(DeviceSession& s, std::uint32_t head_dim) {
     }
 }
 
+const cl::Program& row_block_program(DeviceSession& s, std::uint32_t head_dim) {
+    attention_program(s, head_dim);  // the same head_dim checks, and the main program first
+    try {
+        return s.kernels().program(kernel_file, program_options(head_dim) + " -D ATTN_ROW_BLOCK").program;
+    } catch (const ClError& e) {
+        throw ProbeUnsupported(fmt::format("the row-block fused kernel does not build ({})", e.what()));
+    }
+}
+
 std::uint32_t PrefillProblem::longest() const {
     return lens.empty() ? 0 : *std::max_element(lens.begin(), lens.end());
 }
@@ -133,7 +142,7 @@ HeadSet make_head_set(DeviceSession& s, const PrefillProblem& p, const std::vect
 }
 
 namespace {
-constexpr std::uint32_t row_block = 16;  // ROW_BLOCK in kernels/attention/attention.cl
+constexpr std::uint32_t rows_per_block = 16;  // ROW_BLOCK in kernels/attention/attention.cl
 }
 
 std::string FusedTile::label() const {
@@ -144,7 +153,7 @@ const char* FusedTile::kernel_name() const {
     return rows_per_item == 1 ? "attn_fused" : "attn_fused_rows";
 }
 
-std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep) {
+std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep, bool row_block_builds) {
     // Larger tiles reuse each staged K/V tile for more query rows and rescale the running output
     // less often. One row per work-item: 64 rows by 128 keys was the fastest of these on PoCL,
     // and the shape GPUs want (many work-items, little private memory). Row blocks: each
@@ -153,14 +162,17 @@ std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_di
     // at most 128 (MAX_TILE_K in the kernel).
     const bool cpu = info.type == "cpu";
     const std::vector<FusedTile> per_row{{64, 128}, {64, 64}, {32, 64}, {16, 32}, {8, 16}, {4, 8}};
-    const std::vector<FusedTile> blocked{
-        {64, 128, row_block}, {64, 64, row_block}, {32, 64, row_block}, {16, 32, row_block}, {16, 8, row_block}};
+    const std::vector<FusedTile> blocked{{64, 128, rows_per_block},
+                                         {64, 64, rows_per_block},
+                                         {32, 64, rows_per_block},
+                                         {16, 32, rows_per_block},
+                                         {16, 8, rows_per_block}};
     // The sweep keeps to three work-group sizes: a CPU driver compiles a kernel once per size.
     const std::vector<FusedTile> swept{
-        {64, 64}, {64, 128}, {64, 64, row_block}, {64, 128, row_block}, {128, 128, row_block}};
+        {64, 64}, {64, 128}, {64, 64, rows_per_block}, {64, 128, rows_per_block}, {128, 128, rows_per_block}};
     auto fits = [&](const FusedTile& t) {
         const std::uint64_t local = 2ull * t.keys * head_dim * sizeof(float);
-        return (!info.local_mem_bytes || local <= info.local_mem_bytes) &&
+        return (row_block_builds || t.rows_per_item == 1) && (!info.local_mem_bytes || local <= info.local_mem_bytes) &&
                (!info.max_work_group_size || t.rows / t.rows_per_item <= info.max_work_group_size);
     };
     std::vector<FusedTile> out;
@@ -168,7 +180,7 @@ std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_di
         for (const auto& t : swept)
             if (fits(t)) out.push_back(t);
     if (out.empty())
-        for (const auto& t : cpu ? blocked : per_row)
+        for (const auto& t : cpu&& row_block_builds ? blocked : per_row)
             if (fits(t)) {
                 out.push_back(t);
                 break;
@@ -176,10 +188,18 @@ std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_di
     return out;
 }
 
-FusedKernels::FusedKernels(const cl::Program& program)
-    : per_row(program, "attn_fused"), row_block(program, "attn_fused_rows") {}
+FusedKernels::FusedKernels(DeviceSession& s, std::uint32_t head_dim)
+    : per_row(attention_program(s, head_dim), "attn_fused") {
+    try {
+        row_block = cl::Kernel(row_block_program(s, head_dim), "attn_fused_rows");
+    } catch (const ProbeUnsupported& e) {
+        row_block_unavailable = e.what();
+    }
+}
 
 cl::Kernel& FusedKernels::for_tile(const FusedTile& tile) {
+    if (tile.rows_per_item != 1 && !has_row_block())
+        throw ProbeUnsupported("tile " + tile.label() + ": " + row_block_unavailable);
     return tile.rows_per_item == 1 ? per_row : row_block;
 }
 

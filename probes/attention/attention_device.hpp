@@ -22,6 +22,9 @@ std::string program_options(std::uint32_t head_dim);
 const cl::Program& attention_program(DeviceSession& s, std::uint32_t head_dim);
 // The fp16 decode program; throws ProbeUnsupported with the reason when half8 does not build.
 const cl::Program& fp16_program(DeviceSession& s, std::uint32_t head_dim);
+// The program holding only attn_fused_rows; throws ProbeUnsupported with the reason when it does
+// not build.
+const cl::Program& row_block_program(DeviceSession& s, std::uint32_t head_dim);
 
 // Self-attention inputs of several sequence-heads, each a block of rows of head_dim floats:
 // sequence-head h starts at row starts[h] and has lens[h] tokens. Q, K, V share the layout.
@@ -71,14 +74,17 @@ struct FusedTile {
     const char* kernel_name() const;
 };
 // Tiles whose K and V stages fit the device's local memory and whose group fits its work-group
-// limit: the sweep's (both kernels), or (sweep false, or none of them fits) the one preferred
-// tile that fits, of the kernel shaped for the device's type.
-std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep);
+// limit: the sweep's (both kernels; row blocks only when that kernel builds), or (sweep false, or
+// none of them fits) the one preferred tile that fits, of the kernel shaped for the device's type.
+std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep, bool row_block_builds);
 
-// Both fused kernels of one attention program.
+// Both fused kernels for one head dimension. The row-block kernel is a program of its own; when
+// it does not build, row_block_unavailable says why and its tiles are left out.
 struct FusedKernels {
-    explicit FusedKernels(const cl::Program& program);
+    FusedKernels(DeviceSession& s, std::uint32_t head_dim);
     cl::Kernel per_row, row_block;
+    std::string row_block_unavailable;
+    bool has_row_block() const { return row_block_unavailable.empty(); }
     cl::Kernel& for_tile(const FusedTile& tile);
 };
 

@@ -42,10 +42,10 @@ class BatchingProbe final : public Probe {
         const std::uint64_t bytes = padded.q.size() * sizeof(float);
         if (fit_buffer_bytes(s.info(), bytes, 8, 1) < bytes)
             throw ProbeUnsupported(fmt::format("the padded batch ({} per tensor) does not fit", format_bytes(bytes)));
-        const auto tiles = fused_tiles(s.info(), c.head_dim, false);
+        FusedKernels fused(s, c.head_dim);
+        const auto tiles = fused_tiles(s.info(), c.head_dim, false, fused.has_row_block());
         if (tiles.empty()) throw ProbeUnsupported("no fused tile fits the device's local memory");
         const FusedTile tile = tiles.front();
-        FusedKernels fused(attention_program(s, c.head_dim));
         const DeviceTensors tpad = upload(s, padded), tpack = upload(s, packed);
 
         // Sequence-heads of request r are r*heads .. r*heads + heads - 1 in both layouts.

@@ -42,7 +42,7 @@ class PrefillProbe final : public Probe {
         if (fit_buffer_bytes(s.info(), tensor_bytes, 4, 1) < tensor_bytes)
             throw ProbeUnsupported(
                 fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes)));
-        const cl::Program& program = attention_program(s, c.head_dim);
+        attention_program(s, c.head_dim);  // checks head_dim, and builds, before anything is uploaded
         DeviceTensors t = upload(s, p);
         std::vector<std::uint32_t> all(p.heads());
         for (std::uint32_t h = 0; h < p.heads(); ++h)
@@ -72,8 +72,9 @@ class PrefillProbe final : public Probe {
                 fmt::format("its score matrix ({}) does not fit the device", format_bytes(score_bytes));
         }
 
-        FusedKernels fused(program);
-        for (const FusedTile& tile : fused_tiles(s.info(), c.head_dim, c.tile_sweep)) {
+        FusedKernels fused(s, c.head_dim);
+        if (!fused.has_row_block()) out.attributes["row_block_unavailable"] = fused.row_block_unavailable;
+        for (const FusedTile& tile : fused_tiles(s.info(), c.head_dim, c.tile_sweep, fused.has_row_block())) {
             // Clear the output so a kernel that writes nothing cannot pass on the previous result.
             q.enqueueFillBuffer(t.o, 0.0f, 0, tensor_bytes);
             sampler.add([&, tile](std::int64_t n) {

@@ -55,17 +55,17 @@ class StepProbe final : public Probe {
         if (fit_buffer_bytes(info, static_cast<std::uint64_t>(score_bytes), 5, 1) < score_bytes)
             throw ProbeUnsupported(
                 fmt::format("the baseline's score matrix ({}) does not fit the device", format_bytes(score_bytes)));
-        const auto tiles = fused_tiles(info, d, false);
+        const cl::Program& program = attention_program(s, d);
+        FusedKernels fused(s, d);
+        const auto tiles = fused_tiles(info, d, false, fused.has_row_block());
         if (tiles.empty()) throw ProbeUnsupported("no fused tile fits the device's local memory");
 
-        const cl::Program& program = attention_program(s, d);
         DeviceTensors t = upload(s, p);
         std::vector<std::uint32_t> all(bh);
         for (std::uint32_t h = 0; h < bh; ++h)
             all[h] = h;
         const HeadSet heads = make_head_set(s, p, all, 0);
         UnfusedKernels unfused = make_unfused(s, p);
-        FusedKernels fused(program);
         cl::Kernel decode(program, "attn_decode_f32"), merge(program, "attn_decode_merge");
 
         // Decode: the new token's query against the prompt's K and V as the cache (kv_len = seq).

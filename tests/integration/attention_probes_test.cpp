@@ -53,11 +53,27 @@ void check_samples(const ProbeResult& r) {
 
 }  // namespace
 
+TEST_CASE("fused tiles: row blocks on CPU devices, never when that kernel does not build", "[attention]") {
+    DeviceInfo cpu = test::shared_session().info();
+    cpu.type = "cpu";
+    DeviceInfo gpu = cpu;
+    gpu.type = "gpu";
+    CHECK(fused_tiles(cpu, 64, false, true).front().rows_per_item == 16);
+    CHECK(fused_tiles(gpu, 64, false, true).front().rows_per_item == 1);
+    CHECK(fused_tiles(cpu, 64, false, false).front().rows_per_item == 1);
+    const auto swept = fused_tiles(cpu, 64, true, false);
+    CHECK_FALSE(swept.empty());
+    for (const auto& t : swept)
+        CHECK(t.rows_per_item == 1);
+    CHECK(fused_tiles(cpu, 64, true, true).size() > swept.size());
+}
+
 TEST_CASE("every prefill variant matches the reference on random shapes", "[attention]") {
     DeviceSession& s = test::shared_session();
     std::mt19937 rng(42);
     for (std::uint32_t d : {64u, 128u}) {
-        FusedKernels fused(attention_program(s, d));
+        FusedKernels fused(s, d);
+        REQUIRE(fused.has_row_block());  // PoCL builds it: its tiles must be among those checked
         for (bool causal : {false, true}) {
             // 1..2 sequences of 2..3 heads, 9..150 tokens: never a whole number of tiles.
             const std::uint32_t batch = 1 + rng() % 2, heads = 2 + rng() % 2;
@@ -71,7 +87,7 @@ TEST_CASE("every prefill variant matches the reference on random shapes", "[atte
             for (std::uint32_t h = 0; h < p.heads(); ++h)
                 all[h] = h;
             const HeadSet set = make_head_set(s, p, all, 0);
-            for (const FusedTile& tile : fused_tiles(s.info(), d, true)) {
+            for (const FusedTile& tile : fused_tiles(s.info(), d, true, true)) {
                 INFO("tile " << tile.label());
                 s.queue().enqueueFillBuffer(t.o, 0.0f, 0, p.q.size() * 4);
                 enqueue_fused(s.queue(), fused, t, set, p, tile);
@@ -94,7 +110,7 @@ TEST_CASE("every prefill variant matches the reference on random shapes", "[atte
                     members[h] = h;
                 const std::uint32_t pad_to = prob == &padded ? seq : 0;
                 enqueue_fused(s.queue(), fused, tv, make_head_set(s, *prob, members, pad_to), *prob,
-                              fused_tiles(s.info(), d, false).front());
+                              fused_tiles(s.info(), d, false, true).front());
                 CHECK(verify_prefill(s.queue(), tv.o, *prob, seq, 1e-4, "varlen") < 1e-4);
             }
         }

@@ -116,7 +116,7 @@ void attention_kernels(DeviceSession& s) {
         s.queue().enqueueNDRangeKernel(f, cl::NullRange, cl::NDRange(12, bh), cl::NDRange(tq, 1));
         s.queue().finish();
         // The row-block kernel: two work-items of 16 rows share each staged tile.
-        cl::Kernel fr = s.kernels().kernel("attention/attention.cl", "attn_fused_rows", options);
+        cl::Kernel fr = s.kernels().kernel("attention/attention.cl", "attn_fused_rows", options + " -D ATTN_ROW_BLOCK");
         fr.setArg(0, q), fr.setArg(1, k), fr.setArg(2, v), fr.setArg(3, o), fr.setArg(4, starts), fr.setArg(5, lens);
         fr.setArg(6, seq), fr.setArg(7, scale), fr.setArg(8, causal), fr.setArg(9, cl::Local(tk * d * 4));
         fr.setArg(10, cl::Local(tk * d * 4)), fr.setArg(11, tk);
