@@ -118,13 +118,9 @@ inline void atomic_add_real(__global REAL* addr, REAL v) {
 }
 #endif
 
-// The inverse link: mu = g^-1(eta). family 0: logit, 1: log.
-inline REAL mean_of(REAL eta, uint family) {
-    return family == 0 ? (REAL)1 / ((REAL)1 + exp(-eta)) : exp(eta);
-}
-inline VT_8 mean8_of(VT_8 eta, uint family) {
-    return family == 0 ? (VT_8)(1) / ((VT_8)(1) + exp(-eta)) : exp(eta);
-}
+// The inverse link mu = g^-1(eta), for eta of type T (REAL or a vector of them). family 0:
+// logit, 1: log.
+#define MEAN_OF(T, eta, family) ((family) == 0 ? (T)(1) / ((T)(1) + exp(-(eta))) : exp(eta))
 
 #define DEFINE_GLM_KERNELS(W)                                                                                     \
     /* x_i . beta of one row-major row. */                                                                        \
@@ -151,7 +147,8 @@ inline VT_8 mean8_of(VT_8 eta, uint family) {
     /* Residual of one row-major row: mu(x_i . beta) - y_i. */                                                    \
     inline REAL row_residual_v##W(__global const REAL* restrict row, __global const REAL* restrict beta,          \
                                   REAL yi, uint p, uint family) {                                                 \
-        return mean_of(row_eta_v##W(row, beta, p), family) - yi;                                                   \
+        const REAL eta = row_eta_v##W(row, beta, p);                                                              \
+        return MEAN_OF(REAL, eta, family) - yi;                                                                   \
     }                                                                                                              \
     /* Residuals of W consecutive rows i0.. of column-major X. */                                                  \
     inline VT_##W col_residual_v##W(__global const REAL* restrict x, __global const REAL* restrict y,             \
@@ -168,12 +165,7 @@ inline VT_8 mean8_of(VT_8 eta, uint family) {
         for (; j < p; ++j, col += ld)                                                                              \
             a0 += LOAD_##W(0, col) * beta[j];                                                                      \
         const VT_##W eta = (a0 + a1) + (a2 + a3);                                                                  \
-        VT_##W mu;                                                                                                 \
-        if (family == 0)                                                                                           \
-            mu = (VT_##W)(1) / ((VT_##W)(1) + exp(-eta));                                                          \
-        else                                                                                                       \
-            mu = exp(eta);                                                                                         \
-        return mu - LOAD_##W(0, y + i0);                                                                           \
+        return MEAN_OF(VT_##W, eta, family) - LOAD_##W(0, y + i0);                                                 \
     }                                                                                                              \
     /* sum over k < rows of r[k] * col[k]; rows is a multiple of W. */                                             \
     inline REAL tile_dot_v##W(__local const REAL* r, __global const REAL* restrict col, uint rows) {              \
@@ -248,7 +240,7 @@ inline VT_8 mean8_of(VT_8 eta, uint family) {
                 REAL eta[8];                                                                                       \
                 for (uint u = 0; u < 8; ++u)                                                                       \
                     eta[u] = row_eta_v##W(x0 + u * p, beta, p);                                                    \
-                STORE_8(mean8_of(LOAD_8(0, eta), family) - LOAD_8(0, y + i), 0, r);                                 \
+                STORE_8(MEAN_OF(VT_8, LOAD_8(0, eta), family) - LOAD_8(0, y + i), 0, r);                                 \
             } else {                                                                                               \
                 STORE_8(LOAD_8(0, r_in + i), 0, r);                                                                \
             }                                                                                                      \
