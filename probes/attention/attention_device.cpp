@@ -149,10 +149,6 @@ std::string FusedTile::label() const {
     return rows_per_item == 1 ? fmt::format("{}x{}", rows, keys) : fmt::format("{}x{}/{}", rows, keys, rows_per_item);
 }
 
-const char* FusedTile::kernel_name() const {
-    return rows_per_item == 1 ? "attn_fused" : "attn_fused_rows";
-}
-
 std::vector<FusedTile> fused_tiles(const DeviceInfo& info, std::uint32_t head_dim, bool sweep, bool row_block_builds) {
     // Larger tiles reuse each staged K/V tile for more query rows and rescale the running output
     // less often. One row per work-item: 64 rows by 128 keys was the fastest of these on PoCL,

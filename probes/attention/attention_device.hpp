@@ -71,7 +71,6 @@ HeadSet make_head_set(DeviceSession& s, const PrefillProblem& p, const std::vect
 struct FusedTile {
     std::uint32_t rows = 0, keys = 0, rows_per_item = 1;
     std::string label() const;  // "32x64", "64x128/16" for row blocks
-    const char* kernel_name() const;
 };
 // Tiles whose K and V stages fit the device's local memory and whose group fits its work-group
 // limit: the sweep's (both kernels; row blocks only when that kernel builds), or (sweep false, or
