@@ -244,10 +244,7 @@ Measurement per_row(const Measurement& m, double rows) {
 
 // A numeric attribute of a probe's result; 0 when the probe or the attribute is absent.
 double attribute_of(const RunReport& r, const char* probe, const char* key) {
-    const auto* result = find_result(r, probe);
-    if (!result || !result->attributes.is_object()) return 0;
-    const auto it = result->attributes.find(key);
-    return it != result->attributes.end() && it->is_number() ? it->get<double>() : 0;
+    return number_of(probe_attribute(r, probe, key)).value_or(0);
 }
 
 double rows_of(const RunReport& r, const char* probe) {

@@ -29,6 +29,12 @@ struct Rule {
 // 0 when the gap is inside the noise, approaching 1 as the gap dwarfs it.
 double comparison_confidence(const Measurement& better, const Measurement& worse);
 
+// A probe's attribute in a (possibly hand-edited) report: null when the probe, its attributes
+// object or the key is missing, so rules never throw on input.
+const nlohmann::json* probe_attribute(const RunReport& r, const char* probe, const char* key);
+// The number a JSON value holds; nullopt for null or any other type.
+std::optional<double> number_of(const nlohmann::json* j);
+
 // A comparison is a finding only when it is at least this confident: below, the measured gap
 // could be noise and the report must not claim it.
 inline constexpr double min_confidence = 0.5;

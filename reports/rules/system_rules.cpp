@@ -34,13 +34,8 @@ constexpr double steal_high_percent = 20.0;
 // Activity windows shorter than this hold few samples: confidence grows with the window.
 constexpr double confident_window_seconds = 2.0;
 
-// Attributes of a (possibly hand-edited) report: every access checks the type, rules never throw.
-const nlohmann::json* attribute(const RunReport& r, const char* probe, const char* key) {
-    const ProbeResult* p = find_result(r, probe);
-    if (!p || !p->attributes.is_object()) return nullptr;
-    const auto it = p->attributes.find(key);
-    return it == p->attributes.end() ? nullptr : &*it;
-}
+// Attributes of a (possibly hand-edited) report (probe_attribute, number_of in rules/rule.hpp):
+// every access checks the type, rules never throw.
 const nlohmann::json* member(const nlohmann::json* j, const char* key) {
     if (!j || !j->is_object()) return nullptr;
     const auto it = j->find(key);
@@ -48,10 +43,6 @@ const nlohmann::json* member(const nlohmann::json* j, const char* key) {
 }
 std::string string_of(const nlohmann::json* j, std::string fallback = {}) {
     return j && j->is_string() ? j->get<std::string>() : fallback;
-}
-std::optional<double> number_of(const nlohmann::json* j) {
-    if (!j || !j->is_number()) return std::nullopt;
-    return j->get<double>();
 }
 
 double median(const Measurement* m) {
@@ -64,7 +55,7 @@ std::string cpus_word(double n) {
 
 // How sure a finding over the activity window is: more snapshots, more certainty.
 double window_confidence(const RunReport& r) {
-    const auto window = number_of(attribute(r, "system.activity", "window_seconds"));
+    const auto window = number_of(probe_attribute(r, "system.activity", "window_seconds"));
     if (!window) return 0.5;
     return std::clamp(*window / confident_window_seconds, 0.5, 1.0);
 }
@@ -80,7 +71,7 @@ struct Consumer {
 
 std::vector<Consumer> top_consumers(const RunReport& r) {
     std::vector<Consumer> out;
-    const auto* list = attribute(r, "system.activity", "top_consumers");
+    const auto* list = probe_attribute(r, "system.activity", "top_consumers");
     if (!list || !list->is_array()) return out;
     for (const auto& item : *list) {
         const auto pid = number_of(member(&item, "pid"));
@@ -179,17 +170,17 @@ RuleOutcome affinity_restricted(const RunReport& r) {
     f.evidence.push_back(evidence_of(*online));
     if (quota) f.evidence.push_back(evidence_of(*quota, "no quota, or at least the allowed CPUs"));
 
-    const std::string by = string_of(attribute(r, "system.limits", "restricted_by"));
+    const std::string by = string_of(probe_attribute(r, "system.limits", "restricted_by"));
     const std::string all =
-        string_of(attribute(r, "system.limits", "online_cpus"), fmt::format("0-{:g}", n_online - 1));
-    const std::string mask = string_of(attribute(r, "system.limits", "allowed_cpus"), "?");
+        string_of(probe_attribute(r, "system.limits", "online_cpus"), fmt::format("0-{:g}", n_online - 1));
+    const std::string mask = string_of(probe_attribute(r, "system.limits", "allowed_cpus"), "?");
     std::vector<std::string> steps;
     if (fewer_cpus && by.find("cpuset") != std::string::npos) {
-        const std::string file = string_of(attribute(r, "system.limits", "cpuset_file"), "<cgroup>/cpuset.cpus");
+        const std::string file = string_of(probe_attribute(r, "system.limits", "cpuset_file"), "<cgroup>/cpuset.cpus");
         steps.push_back(
             fmt::format("Widen the cgroup's cpuset (it allows {}): echo {} > {}; Docker: docker update "
                         "--cpuset-cpus {} <container>.",
-                        string_of(attribute(r, "system.limits", "cpuset_cpus"), mask), all, file, all));
+                        string_of(probe_attribute(r, "system.limits", "cpuset_cpus"), mask), all, file, all));
     }
     if (fewer_cpus && (by.find("affinity") != std::string::npos || by.empty() || by == "none"))
         steps.push_back(
@@ -197,7 +188,7 @@ RuleOutcome affinity_restricted(const RunReport& r) {
                         "<command>, or taskset -acp {} <pid> for a running one; check numactl "
                         "--physcpubind and CPUAffinity= in its systemd unit.",
                         mask, all, all, all));
-    if (quota_below) steps.push_back(quota_knob(attribute(r, "system.limits", "cpu_quota"), n_allowed));
+    if (quota_below) steps.push_back(quota_knob(probe_attribute(r, "system.limits", "cpu_quota"), n_allowed));
     if (cpu_device && r.device->compute_units > std::max(1.0, std::floor(usable + 1e-9)))
         steps.push_back(fmt::format(
             "Until then, size the OpenCL CPU device to the CPUs it gets: it runs {} compute units on {}, so its "
@@ -237,7 +228,7 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
                                  cus == 1 ? "" : "s", cpus_word(usable)));
     f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
     f.evidence.push_back(evidence_of(*allowed));
-    const auto* env = attribute(r, "system.limits", "opencl_cpu_environment");
+    const auto* env = probe_attribute(r, "system.limits", "opencl_cpu_environment");
     const std::string pocl = string_of(member(env, "POCL_MAX_PTHREAD_COUNT"));
     const std::string dpcpp = string_of(member(env, "DPCPP_CPU_NUM_CUS"));
     const bool is_pocl = r.device->platform_name.find("Portable Computing Language") != std::string::npos ||
@@ -270,7 +261,7 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
 // ---------------------------------------------------------------- system.cpu_governor
 
 RuleOutcome cpu_governor(const RunReport& r) {
-    const auto* freq = attribute(r, "system.host", "frequency");
+    const auto* freq = probe_attribute(r, "system.host", "frequency");
     std::vector<std::string> governors;
     if (const auto* g = member(freq, "governors"); g && g->is_array())
         for (const auto& item : *g)
@@ -369,7 +360,7 @@ RuleOutcome memory_pressure(const RunReport& r) {
         "them, or shrink the workload's footprint (smaller batches, fewer concurrent jobs); vmstat 1 shows paging "
         "(si/so).";
     if (limit_low) {
-        const std::string file = string_of(member(attribute(r, "system.limits", "memory_limit"), "file"));
+        const std::string file = string_of(member(probe_attribute(r, "system.limits", "memory_limit"), "file"));
         f.suggestion += fmt::format(
             " Or raise the cgroup limit: echo {:.0f}G > {} (Docker: docker update --memory {:.0f}g --memory-swap "
             "{:.0f}g <container>).",
@@ -388,7 +379,7 @@ RuleOutcome hypervisor_steal(const RunReport& r) {
     if (!steal) return RuleOutcome::missing("needs system.activity.steal");
     const double share = steal->summary.median;
     if (share < steal_percent) return RuleOutcome::none();
-    const std::string vendor = string_of(member(attribute(r, "system.host", "hypervisor"), "vendor"));
+    const std::string vendor = string_of(member(probe_attribute(r, "system.host", "hypervisor"), "vendor"));
     const std::string by = vendor.empty() || vendor == "unknown" ? "The hypervisor" : "The hypervisor (" + vendor + ")";
     Finding f = make_finding(
         "system", "system.hypervisor_steal", share >= steal_high_percent ? Severity::high : Severity::medium,
