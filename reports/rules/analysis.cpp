@@ -8,6 +8,7 @@
 #include "rules/pipeline.hpp"
 #include "rules/system_rules.hpp"
 #include "rules/topology_rules.hpp"
+#include "rules/trace_rules.hpp"
 #include "rules/transfer_rules.hpp"
 
 namespace clprobe {
@@ -26,6 +27,8 @@ std::vector<Rule> all_rules() {
         rules.push_back(std::move(r));
     for (auto& r : attention_rules())
         rules.push_back(std::move(r));
+    for (auto& r : trace_rules())
+        rules.push_back(std::move(r));
     return rules;
 }
 
@@ -40,10 +43,23 @@ void rank_findings(std::vector<Finding>& findings) {
         findings[i].rank = static_cast<int>(i + 1);
 }
 
+namespace {
+
+// A trace report ranks what slows the traced program down. The device layers' rules speak about
+// clprobe's own stand-in pipelines, so there they would rank device traits above the program's
+// measured patterns; the ceilings they read still serve the trace rules.
+bool applies_to(const Rule& rule, bool trace_report) {
+    return !trace_report || rule.layer == "trace" || rule.layer == "system" || rule.layer == "topology";
+}
+
+}  // namespace
+
 void analyze(RunReport& report, const std::vector<Rule>& rules) {
     report.findings.clear();
     report.rules_not_evaluated.clear();
+    const bool trace_report = is_trace_report(report);
     for (const auto& rule : rules) {
+        if (!applies_to(rule, trace_report)) continue;
         RuleOutcome outcome = rule.evaluate(report);
         if (outcome.finding)
             report.findings.push_back(std::move(*outcome.finding));

@@ -11,9 +11,10 @@ namespace {
 
 constexpr std::string_view stage_suffix = ".stage_time";
 
-// Workload pipelines are what users run; the transfer layer's copy+kernel pipeline stands in only
-// when no workload ran.
-constexpr std::array<std::string_view, 3> preference = {"glm.pipeline", "attention.pipeline", "transfer.pipeline"};
+// A traced program is what the user runs; then the workload pipelines; the transfer layer's
+// copy+kernel pipeline stands in only when neither ran.
+constexpr std::array<std::string_view, 4> preference = {"app.pipeline", "glm.pipeline", "attention.pipeline",
+                                                        "transfer.pipeline"};
 
 std::string variant_of(const Labels& labels) {
     std::string out;

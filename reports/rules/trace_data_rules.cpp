@@ -1,0 +1,279 @@
+// Rules about what a traced program moves, computes, builds and allocates, each held against the
+// ceilings this machine measured (the trace command's quick probes, or a --baseline report).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "rules/trace_rule_support.hpp"
+#include "rules/trace_rules.hpp"
+
+namespace clprobe {
+
+using namespace trace_rule;
+
+namespace {
+
+constexpr std::uint64_t min_small_transfers = 100;
+constexpr std::uint64_t min_loop_allocations = 20;
+// A faster path must beat what the program achieved by a quarter to be worth a change.
+constexpr double better_path_ratio = 1.25;
+// Below a tenth of the memory roof a kernel is either compute-bound or badly written.
+constexpr double below_roof_fraction = 0.1;
+constexpr double kernel_share_of_interest = 0.1;
+// Overlap: both stages substantial, almost no overlap seen, and the device measured to overlap.
+constexpr double overlap_stage_share = 0.1;
+constexpr double overlap_seen_fraction = 0.1;
+constexpr double overlap_works_efficiency = 0.2;
+constexpr double capacity_fraction = 0.9;
+// A cold build worth avoiding: a twentieth of the program's time.
+constexpr double build_share = 0.05;
+
+// The measured ceiling of the best way to move data in `direction` other than pageable copies.
+struct BetterPath {
+    const Measurement* ceiling = nullptr;
+    std::string name;
+};
+
+BetterPath better_path(const RunReport& r, const std::string& direction) {
+    BetterPath best;
+    for (const char* path : {"pinned", "zero_copy"}) {
+        const Measurement* m = headline(r, fmt::format("transfer.{}.{}.bandwidth", direction, path));
+        if (m && (!best.ceiling || m->summary.median > best.ceiling->summary.median)) best = {m, path};
+    }
+    return best;
+}
+
+RuleOutcome pageable(const RunReport& r, const TraceFacts& f) {
+    const TransferFacts* worst = nullptr;
+    BetterPath path;
+    double saved = 0;
+    bool any_ceiling = false;
+    for (const auto& t : f.transfers) {
+        if (t.path != "pageable" || t.seconds <= 0 || (t.direction != "h2d" && t.direction != "d2h")) continue;
+        const BetterPath better = better_path(r, t.direction);
+        if (!better.ceiling) continue;
+        any_ceiling = true;
+        const double achieved = t.bytes / t.seconds * 1e-9;
+        if (better.ceiling->summary.median < better_path_ratio * achieved) continue;
+        const double s = t.seconds * (1 - achieved / better.ceiling->summary.median);
+        if (s > saved) saved = s, worst = &t, path = better;
+    }
+    if (!worst) {
+        const bool any_pageable = std::any_of(f.transfers.begin(), f.transfers.end(),
+                                              [](const TransferFacts& t) { return t.path == "pageable"; });
+        if (any_pageable && !any_ceiling)
+            return RuleOutcome::missing("needs the transfer ceilings (transfer.bandwidth)");
+        return RuleOutcome::none();
+    }
+    if (!worth_reporting(f, saved)) return RuleOutcome::none();
+    const double achieved = worst->bytes / worst->seconds * 1e-9;
+    Finding finding = wall_share_finding(
+        f, "trace.transfer.pageable",
+        fmt::format("{} pageable {} transfers ({}) run at {:.3g} GB/s; this device's {} path measured {:.3g} GB/s",
+                    worst->count, worst->direction, bytes_text(worst->bytes), achieved, path.name,
+                    path.ceiling->summary.median),
+        saved, fmt::format("the {} transfers' time at the measured {} rate", worst->direction, path.name));
+    finding.evidence.push_back(fact("app.transfer.bandwidth", achieved, "GB/s", "what the program's copies reached",
+                                    {{"direction", worst->direction}, {"path", "pageable"}}));
+    finding.evidence.push_back(evidence_of(*path.ceiling, "the faster path, measured on this device"));
+    finding.suggestion =
+        path.name == "zero_copy"
+            ? "The device shares host memory: do not copy. Create the buffers with CL_MEM_ALLOC_HOST_PTR, write "
+              "inputs through clEnqueueMapBuffer (CL_MAP_WRITE_INVALIDATE_REGION) and unmap before the kernel; map "
+              "with CL_MAP_READ to read results."
+            : "Copy from pinned memory: allocate a staging buffer with CL_MEM_ALLOC_HOST_PTR, map it once, fill it and "
+              "pass that pointer to clEnqueueWriteBuffer (read into it with clEnqueueReadBuffer).";
+    return RuleOutcome::found(std::move(finding));
+}
+
+// Small transfers in both directions: count, device and host-call time, bytes.
+struct SmallTransfers {
+    std::uint64_t count = 0;
+    double seconds = 0, bytes = 0;
+};
+
+SmallTransfers small_transfers_below(const TraceFacts& f, double threshold) {
+    SmallTransfers s;
+    for (const auto& t : f.transfers) {
+        if (t.direction != "h2d" && t.direction != "d2h") continue;
+        for (const auto& b : t.bins) {
+            if (double(b.upper_bytes) > threshold) continue;
+            s.count += b.count;
+            s.seconds += std::max(b.seconds, b.enqueue_seconds);
+            s.bytes += b.bytes;
+        }
+    }
+    return s;
+}
+
+RuleOutcome small_transfers(const RunReport& r, const TraceFacts& f) {
+    const Measurement* half =
+        headline(r, "transfer.half_peak_size", {{"direction", "h2d"}, {"path", "pageable"}, {"blocking", "true"}});
+    const Measurement* peak = headline(r, "transfer.h2d.pageable.bandwidth");
+    if (!half || !peak) return RuleOutcome::missing("needs transfer.half_peak_size and the transfer headlines");
+    const SmallTransfers s = small_transfers_below(f, half->summary.median);
+    if (s.count < min_small_transfers) return RuleOutcome::none();
+    // Batched into one transfer, the bytes would move at the measured peak.
+    const double saved = std::max(0.0, s.seconds - s.bytes / (peak->summary.median * 1e9));
+    if (!worth_reporting(f, saved)) return RuleOutcome::none();
+    Finding finding = wall_share_finding(
+        f, "trace.transfer.small",
+        fmt::format("{} transfers below {} (this device's half-peak size) cost {} for {}", s.count,
+                    bytes_text(half->summary.median), seconds_text(s.seconds), bytes_text(s.bytes)),
+        saved, "their device and enqueue time, less the same bytes moved at the measured peak in one transfer");
+    finding.evidence.push_back(evidence_of(*half, "transfers below this size reach less than half the peak"));
+    finding.suggestion =
+        "Batch small transfers: gather the pieces into one host array and copy it with one clEnqueueWriteBuffer (or "
+        "clEnqueueWriteBufferRect for strided pieces), or map the buffer once and write the pieces through the "
+        "pointer.";
+    return RuleOutcome::found(std::move(finding));
+}
+
+RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f) {
+    const OverlapFacts& o = f.overlap;
+    const double wall = f.run.wall_seconds;
+    if (wall <= 0 || o.kernel_seconds < overlap_stage_share * wall || o.transfer_seconds < overlap_stage_share * wall)
+        return RuleOutcome::none();
+    const double overlappable = std::min(o.kernel_seconds, o.transfer_seconds);
+    if (o.overlapped_seconds > overlap_seen_fraction * overlappable) return RuleOutcome::none();
+    const Measurement* efficiency = headline(r, "transfer.overlap.efficiency");
+    if (!efficiency) return RuleOutcome::missing("needs transfer.overlap.efficiency (transfer.overlap)");
+    if (efficiency->summary.median < overlap_works_efficiency) return RuleOutcome::none();
+    const double saved = overlappable * std::min(1.0, efficiency->summary.median);
+    if (!worth_reporting(f, saved)) return RuleOutcome::none();
+    Finding finding = wall_share_finding(
+        f, "trace.overlap.serialised",
+        fmt::format("Copies and kernels run one after the other ({} of {} overlapped) on a device that overlaps them",
+                    seconds_text(o.overlapped_seconds), seconds_text(overlappable)),
+        saved, "the shorter of kernel and transfer time, times the overlap efficiency measured here");
+    finding.evidence.push_back(evidence_of(*efficiency, "share of the possible saving this device delivered"));
+    finding.suggestion =
+        "Split the data into chunks and use two in-order queues (or one out-of-order queue with events): upload "
+        "chunk i+1 while the kernel works on chunk i, and download results as they complete.";
+    return RuleOutcome::found(std::move(finding));
+}
+
+RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f) {
+    const Measurement* peak = headline(r, "kernel.peak.bandwidth");
+    if (!peak || peak->summary.median <= 0)
+        return RuleOutcome::missing("needs kernel.peak.bandwidth (kernel.bandwidth)");
+    const double wall = f.run.wall_seconds;
+    const KernelFacts* worst = nullptr;
+    double saved = 0;
+    for (const auto& k : f.kernels) {
+        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0) continue;
+        const double fraction = k.bytes / k.seconds * 1e-9 / peak->summary.median;
+        const double s = k.seconds - k.bytes / (peak->summary.median * 1e9);
+        if (fraction < below_roof_fraction && s > saved) saved = s, worst = &k;
+    }
+    if (!worst || !worth_reporting(f, saved)) return RuleOutcome::none();
+    const double gbs = worst->bytes / worst->seconds * 1e-9;
+    Finding finding = wall_share_finding(
+        f, "trace.kernel.below_roof",
+        fmt::format("Kernel {} takes {:.0f}% of the wall time at {:.2g} GB/s, {:.1f}% of the memory roof", worst->name,
+                    100 * worst->seconds / wall, gbs, 100 * gbs / peak->summary.median),
+        saved,
+        "at most: the kernel at the measured memory roof for the bytes its buffers hold (a compute-bound "
+        "kernel gains less)");
+    finding.confidence = 0.5;  // the bytes are an estimate and the kernel's arithmetic is unknown
+    finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
+                                    "estimate: sizes of its buffer arguments over its device time",
+                                    {{"kernel", worst->name}}));
+    finding.evidence.push_back(evidence_of(*peak, "this device's memory roof"));
+    finding.suggestion = fmt::format(
+        "Look inside {}: redundant arithmetic or loops that re-read the same data, scalar code where vectors would "
+        "do, uncoalesced access. If it is compute-bound by design, compare its FLOP rate with kernel.peak.fp32.",
+        worst->name);
+    return RuleOutcome::found(std::move(finding));
+}
+
+RuleOutcome repeated_builds(const RunReport&, const TraceFacts& f) {
+    const BuildFacts& b = f.builds;
+    if (b.repeated == 0 || !worth_reporting(f, b.repeated_seconds)) return RuleOutcome::none();
+    Finding finding =
+        wall_share_finding(f, "trace.build.repeated",
+                           fmt::format("The same OpenCL source was built {} more times in one run ({} of builds)",
+                                       b.repeated, seconds_text(b.repeated_seconds)),
+                           b.repeated_seconds, "the time of every build after the first of the same source");
+    finding.evidence.push_back(fact("app.build.time", b.seconds, "s", fmt::format("{} builds in all", b.builds)));
+    finding.suggestion =
+        "Build each program once and keep the cl_program and its cl_kernel objects for the whole run (create kernels "
+        "once; clSetKernelArg is cheap). Across runs, save the binary (clGetProgramInfo CL_PROGRAM_BINARIES) and load "
+        "it with clCreateProgramWithBinary.";
+    return RuleOutcome::found(std::move(finding));
+}
+
+RuleOutcome cold_builds(const RunReport& r, const TraceFacts& f) {
+    const BuildFacts& b = f.builds;
+    const double once = b.source_seconds - b.repeated_seconds;
+    if (b.from_source == 0 || f.run.wall_seconds <= 0 || once < build_share * f.run.wall_seconds)
+        return RuleOutcome::none();
+    const Measurement* cold = headline(r, "kernel.build.time", {{"path", "cold"}});
+    const Measurement* cached = headline(r, "kernel.build.time", {{"path", "binary_cache"}});
+    if (!cold || !cached || cold->summary.median <= 0)
+        return RuleOutcome::missing("needs kernel.build.time (kernel.build)");
+    const double saved = once * std::max(0.0, 1 - cached->summary.median / cold->summary.median);
+    if (!worth_reporting(f, saved)) return RuleOutcome::none();
+    Finding finding = wall_share_finding(
+        f, "trace.build.from_source",
+        fmt::format("Building from source takes {:.0f}% of the program's time", 100 * once / f.run.wall_seconds), saved,
+        "the source builds at this device's measured binary-load / cold-build ratio");
+    finding.evidence.push_back(evidence_of(*cold, "a cold build here"));
+    finding.evidence.push_back(evidence_of(*cached, "loading a saved binary here"));
+    finding.suggestion =
+        "Cache program binaries: after the first build save clGetProgramInfo(CL_PROGRAM_BINARIES) keyed by device, "
+        "driver version and source hash, and create the program with clCreateProgramWithBinary next time.";
+    return RuleOutcome::found(std::move(finding));
+}
+
+RuleOutcome allocations_in_loop(const RunReport&, const TraceFacts& f) {
+    const AllocationFacts& a = f.memory;
+    if (a.in_loop < min_loop_allocations || !worth_reporting(f, a.in_loop_call_seconds)) return RuleOutcome::none();
+    Finding finding = wall_share_finding(
+        f, "trace.memory.alloc_in_loop",
+        fmt::format("{} device allocations ({} sizes) are created and released while the program runs its commands",
+                    a.in_loop, a.in_loop_distinct_sizes),
+        a.in_loop_call_seconds, "host time inside those create and release calls (first-touch costs come on top)");
+    finding.suggestion =
+        "Allocate buffers once, outside the loop, at the largest size needed (or keep a pool keyed by size) and reuse "
+        "them; sub-buffers give views of different sizes without allocating.";
+    return RuleOutcome::found(std::move(finding));
+}
+
+RuleOutcome near_capacity(const RunReport& r, const TraceFacts& f) {
+    if (!r.device || r.device->global_mem_bytes == 0) return RuleOutcome::missing("needs the device context");
+    const double global = double(r.device->global_mem_bytes), max_alloc = double(r.device->max_alloc_bytes);
+    const bool peak_close = f.memory.peak_bytes >= capacity_fraction * global;
+    const bool alloc_close = max_alloc > 0 && f.memory.largest_bytes >= capacity_fraction * max_alloc;
+    if (!peak_close && !alloc_close) return RuleOutcome::none();
+    Finding finding =
+        make_finding(layer, "trace.memory.near_capacity", peak_close ? Severity::high : Severity::medium,
+                     peak_close ? fmt::format("Device allocations peak at {} of {} global memory",
+                                              bytes_text(f.memory.peak_bytes), bytes_text(global))
+                                : fmt::format("An allocation of {} is close to the largest the device allows ({})",
+                                              bytes_text(f.memory.largest_bytes), bytes_text(max_alloc)));
+    finding.evidence = {fact("app.memory.peak", f.memory.peak_bytes, "bytes", "live device allocations at their peak"),
+                        fact("device.global_mem_bytes", global, "bytes", "the device's global memory")};
+    finding.suggestion =
+        "A larger batch or sequence will not fit: process the data in chunks, release buffers as soon as their "
+        "last command is enqueued, or use a device with more memory.";
+    return RuleOutcome::found(std::move(finding));
+}
+
+}  // namespace
+
+std::vector<Rule> trace_data_rules() {
+    return {
+        {"trace.transfer.pageable", layer, over_facts(pageable)},
+        {"trace.transfer.small", layer, over_facts(small_transfers)},
+        {"trace.overlap.serialised", layer, over_facts(serialised_copies)},
+        {"trace.kernel.below_roof", layer, over_facts(kernel_below_roof)},
+        {"trace.build.repeated", layer, over_facts(repeated_builds)},
+        {"trace.build.from_source", layer, over_facts(cold_builds)},
+        {"trace.memory.alloc_in_loop", layer, over_facts(allocations_in_loop)},
+        {"trace.memory.near_capacity", layer, over_facts(near_capacity)},
+    };
+}
+
+}  // namespace clprobe

@@ -1,0 +1,32 @@
+#pragma once
+// What the trace rules share: reading the facts, stating a gain as a share of the program's wall
+// time, evidence from facts, and the text of times and sizes.
+#include <functional>
+#include <string>
+
+#include "core/trace_facts.hpp"
+#include "rules/rule.hpp"
+
+namespace clprobe::trace_rule {
+
+inline constexpr const char* layer = "trace";
+// Gains under 1% of the wall time are not worth a line in the report.
+inline constexpr double min_gain = 0.01;
+
+using FactsRule = RuleOutcome (*)(const RunReport&, const TraceFacts&);
+
+// Adapts a rule over facts: reports without a traced program do not evaluate it.
+std::function<RuleOutcome(const RunReport&)> over_facts(FactsRule rule);
+
+Severity severity_for(double share);
+std::string seconds_text(double s);
+std::string bytes_text(double b);
+Evidence fact(std::string metric, double value, std::string unit, std::string expectation, Labels labels = {});
+// A finding whose gain is `saved` seconds of the program's measured wall time.
+Finding wall_share_finding(const TraceFacts& f, std::string id, std::string title, double saved, std::string basis);
+// Whether `saved` seconds clear min_gain of the wall time.
+bool worth_reporting(const TraceFacts& f, double saved);
+// The ceiling measurement with exactly these labels (the label-free headline by default).
+const Measurement* headline(const RunReport& r, std::string_view metric, const Labels& labels = {});
+
+}  // namespace clprobe::trace_rule

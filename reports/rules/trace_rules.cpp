@@ -1,0 +1,24 @@
+#include "rules/trace_rules.hpp"
+
+namespace clprobe {
+
+std::vector<Rule> trace_program_rules();  // trace_program_rules.cpp
+std::vector<Rule> trace_data_rules();     // trace_data_rules.cpp
+
+std::optional<TraceFacts> trace_facts_of(const RunReport& report) {
+    const nlohmann::json* facts = probe_attribute(report, trace_probe_id, "facts");
+    return facts ? trace_facts_from_json(*facts) : std::nullopt;
+}
+
+bool is_trace_report(const RunReport& report) {
+    return find_result(report, trace_probe_id) != nullptr;
+}
+
+std::vector<Rule> trace_rules() {
+    std::vector<Rule> rules = trace_program_rules();
+    for (auto& r : trace_data_rules())
+        rules.push_back(std::move(r));
+    return rules;
+}
+
+}  // namespace clprobe

@@ -1,0 +1,25 @@
+#pragma once
+// Rules over a traced program (`clprobe trace`): they read the program's facts (core/trace_facts)
+// and this machine's measured ceilings, and state every gain as the share of the program's own
+// measured wall time the fix would save.
+#include <optional>
+#include <vector>
+
+#include "core/trace_facts.hpp"
+#include "rules/rule.hpp"
+
+namespace clprobe {
+
+// The probe whose attributes hold the facts ("facts").
+inline constexpr const char* trace_probe_id = "trace.program";
+
+std::vector<Rule> trace_rules();
+
+// The traced program's facts in a report; nullopt when the report is not a trace report.
+std::optional<TraceFacts> trace_facts_of(const RunReport& report);
+
+// Whether the report is about a traced program, whose ranking is about that program: the device
+// layers' own rules (written for clprobe's built-in pipelines) then stay silent.
+bool is_trace_report(const RunReport& report);
+
+}  // namespace clprobe

@@ -1,0 +1,270 @@
+// clprobe trace -- PROGRAM: measure this device's ceilings (or take them from a saved report),
+// run the user's program with the trace layer loaded, and diagnose the program against them.
+// The program owns stdin, stdout and its exit code; clprobe's report goes to stderr or files.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "builtin_probes.hpp"
+#include "cl/cl_error.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
+#include "core/version.hpp"
+#include "json/report_json.hpp"
+#include "render/html_report.hpp"
+#include "render/text_report.hpp"
+#include "rules/analysis.hpp"
+#include "rules/trace_rules.hpp"
+#include "runtime/activity_monitor.hpp"
+#include "runtime/host_info.hpp"
+#include "runtime/runner.hpp"
+#include "trace/program_runner.hpp"
+#include "trace/trace_reader.hpp"
+#include "trace/trace_timeline.hpp"
+
+namespace clprobe {
+
+namespace {
+
+struct TraceOptions {
+    std::vector<std::string> argv;
+    std::string device;
+    std::string baseline;
+    bool no_ceilings = false;
+    std::string output;  // -o: the text report to a file instead of stderr
+    std::string json, html, timeline, records;
+    std::string layer;
+    bool verbose = false, quiet = false;
+};
+
+// The probes run before the program: the system and topology facts, and the quick ceilings the
+// trace rules hold the program against. The activity probe runs after it, over its lifetime.
+const std::set<std::string> context_probes = {"system.host", "system.limits", "system.memory_bandwidth",
+                                              "topology.host", "topology.device"};
+const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",      "kernel.bandwidth",
+                                              "kernel.compute.fp32", "transfer.bandwidth", "transfer.latency",
+                                              "transfer.overlap"};
+
+ProbeList probes_named(const std::set<std::string>& ids) {
+    ProbeList all = make_builtin_probes(), chosen;
+    for (auto& p : all)
+        if (ids.count(p->id())) chosen.push_back(std::move(p));
+    return chosen;
+}
+
+// Next to the clprobe binary (the build folder), else where an install puts it.
+std::string find_layer(const std::string& option) {
+    if (!option.empty()) {
+        if (::access(option.c_str(), R_OK) != 0) throw UsageError(fmt::format("--layer {}: no such file", option));
+        return std::filesystem::absolute(option).string();
+    }
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path dir = ec ? std::filesystem::current_path() : exe.parent_path();
+    for (const auto& candidate : {dir / "libclprobe_trace_layer.so", dir / "../lib/clprobe/libclprobe_trace_layer.so"})
+        if (::access(candidate.c_str(), R_OK) == 0) return std::filesystem::weakly_canonical(candidate).string();
+    throw UsageError(
+        fmt::format("the trace layer libclprobe_trace_layer.so is not next to clprobe ({}); build it "
+                    "(cmake --build build) or name it with --layer",
+                    dir.string()));
+}
+
+void check_outputs(const TraceOptions& o) {
+    for (const std::string* path : {&o.output, &o.json, &o.html, &o.timeline, &o.records}) {
+        if (*path == "-") throw UsageError("the program owns stdout under trace: name a file, not '-'");
+        if (!path->empty()) check_output_path(*path);
+    }
+}
+
+// The device of a baseline report, found among this machine's devices; throws when absent.
+std::string baseline_selector(const RunReport& baseline, const std::string& path) {
+    if (!baseline.device) throw UsageError(fmt::format("--baseline {}: the report names no device", path));
+    const DeviceInfo& want = *baseline.device;
+    const SelectedDevice any = select_device("");
+    for (const auto& d : any.catalog.listings)
+        if (d.device_name == want.name && d.platform_name == want.platform_name)
+            return fmt::format("{}:{}", d.platform_index, d.device_index);
+    throw UsageError(fmt::format("--baseline {}: it was measured on '{}' (driver {}), which is not a device here", path,
+                                 want.name, want.driver_version));
+}
+
+void require_same_device(const RunReport& baseline, const DeviceInfo& device, const std::string& path) {
+    if (!baseline.device || baseline.device->name != device.name ||
+        baseline.device->driver_version != device.driver_version)
+        throw UsageError(
+            fmt::format("--baseline {}: it was measured on '{}' (driver {}), not on the selected '{}' "
+                        "(driver {})",
+                        path, baseline.device ? baseline.device->name : "?",
+                        baseline.device ? baseline.device->driver_version : "?", device.name, device.driver_version));
+}
+
+void progress(const TraceOptions& o, const std::string& line) {
+    if (!o.quiet && ::isatty(STDERR_FILENO)) fmt::print(stderr, "[clprobe trace] {}\n", line);
+}
+
+// Context and ceilings before the program runs: measured now, or the baseline's.
+std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDevice& selected,
+                                        const std::optional<RunReport>& baseline, RunReport& report) {
+    RunOptions run;
+    run.mode = RunMode::quick;
+    std::set<std::string> ids = context_probes;
+    std::unique_ptr<DeviceSession> session;
+    std::string device_error;
+    if (!baseline && !o.no_ceilings) {
+        ids.insert(ceiling_probes.begin(), ceiling_probes.end());
+        try {
+            session = open_session(selected, "", true);
+            report.device = session->info();
+        } catch (const ClError& e) {
+            device_error = std::string("the device could not be opened: ") + e.what();
+            Log::warn("{}", device_error);
+        }
+    }
+    progress(o, baseline || o.no_ceilings ? "reading the system and topology"
+                                          : "measuring this device's ceilings (quick, about 15 s)");
+    std::vector<ProbeResult> results = run_probes(probes_named(ids), {session.get(), nullptr, device_error}, run);
+    if (baseline)
+        for (const auto& r : baseline->results)
+            if (r.layer == "kernel" || r.layer == "transfer") results.push_back(r);
+    return results;
+}
+
+ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const RunReport& report,
+                           const std::string& layer) {
+    std::optional<double> peak;
+    if (const Measurement* m = find_measurement(report, "kernel.peak.bandwidth")) peak = m->summary.median;
+    TraceAnalysis analysis = analyse_trace(trace, run, peak);
+    ProbeResult r;
+    r.id = trace_probe_id;
+    r.layer = "trace";
+    r.title = "The traced program";
+    r.wall_seconds = analysis.facts.run.wall_seconds;
+    r.measurements = std::move(analysis.measurements);
+    r.attributes["facts"] = to_json(analysis.facts);
+    r.attributes["layer_library"] = layer;
+    r.attributes["kernels_bytes_note"] =
+        "app.kernel.bandwidth is an estimate: the summed sizes of the buffers bound as a kernel's arguments over its "
+        "device time (a kernel may touch less, or the same bytes many times)";
+    return r;
+}
+
+std::string records_path(const TraceOptions& o, bool& temporary) {
+    temporary = o.records.empty();
+    if (!temporary) return std::filesystem::absolute(o.records).string();
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/clprobe-trace-XXXXXX";
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw OutputError(fmt::format("cannot create a records file in {}", tmp && *tmp ? tmp : "/tmp"));
+    ::close(fd);
+    return pattern;
+}
+
+void write_outputs(const TraceOptions& o, const RunReport& report, const ProgramTrace& trace, const ChildRun& run) {
+    if (!o.json.empty()) write_file_atomically(o.json, report_to_json_text(report));
+    if (!o.html.empty()) write_file_atomically(o.html, render_html(report));
+    if (!o.timeline.empty()) write_file_atomically(o.timeline, program_timeline(trace, run).dump() + "\n");
+    const std::string text = render_text(report, {o.verbose, false});
+    if (!o.output.empty())
+        write_file_atomically(o.output, text);
+    else if (!o.quiet)
+        fmt::print(stderr, "{}", text);
+}
+
+RunReport new_report(const TraceOptions& o, const DeviceInfo& device) {
+    RunReport report;
+    report.tool_version = tool_version;
+    report.created_at = utc_timestamp();
+    report.command_line = command_line();
+    report.host = query_host_info();
+    report.device = device;
+    report.options = {{"command", "trace"},
+                      {"program", o.argv},
+                      {"mode", "quick"},
+                      {"device", o.device},
+                      {"ceilings", !o.baseline.empty() ? "baseline"
+                                   : o.no_ceilings     ? "none"
+                                                       : "measured"},
+                      {"baseline", o.baseline}};
+    return report;
+}
+
+int run_trace(const TraceOptions& o) {
+    const auto started = std::chrono::steady_clock::now();
+    if (o.quiet) Log::set_level(LogLevel::quiet);
+    if (o.argv.empty()) throw UsageError("no program to trace: clprobe trace [options] -- PROGRAM [ARGS...]");
+    if (const auto problem = check_runnable(o.argv.front())) {
+        fmt::print(stderr, "clprobe trace: {}\n", problem->message);
+        return problem->exit_code;
+    }
+    check_outputs(o);
+    const std::string layer = find_layer(o.layer);
+    std::optional<RunReport> baseline;
+    if (!o.baseline.empty()) baseline = load_report(o.baseline);
+    const SelectedDevice selected =
+        select_device(baseline && o.device.empty() ? baseline_selector(*baseline, o.baseline) : o.device);
+    if (baseline) require_same_device(*baseline, selected.info, o.baseline);
+
+    RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
+    report.results = measure_before(o, selected, baseline, report);
+    bool temporary = true;
+    const std::string records = records_path(o, temporary);
+    progress(o, fmt::format("running {}", o.argv.front()));
+    std::optional<ActivityMonitor> activity(std::in_place);
+    const LaunchOutcome launched = run_traced_program({o.argv, layer, records});
+    if (launched.exec_error) {
+        if (temporary) std::filesystem::remove(records);
+        fmt::print(stderr, "clprobe trace: {}\n", *launched.exec_error);
+        return shell_status(launched.run);
+    }
+    for (auto& r : run_probes(probes_named({"system.activity"}), {nullptr, &*activity, ""}, RunOptions{}))
+        report.results.push_back(std::move(r));
+    const ProgramTrace trace = read_program_trace_file(records).value_or(ProgramTrace{});
+    if (temporary) std::filesystem::remove(records);
+    report.results.push_back(program_result(trace, launched.run, report, layer));
+    report.complete = !launched.run.interrupted;
+    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    analyze(report);
+    try {
+        write_outputs(o, report, trace, launched.run);
+    } catch (const OutputError& e) {
+        // The program's status stays the exit code when it failed itself; a failed report of a
+        // successful program is clprobe's failure.
+        fmt::print(stderr, "clprobe trace: {}\n", e.what());
+        if (shell_status(launched.run) == 0) return exit_code::output;
+    }
+    return shell_status(launched.run);
+}
+
+}  // namespace
+
+CommandRunner add_trace_command(CLI::App& app) {
+    auto opts = std::make_shared<TraceOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "trace", "Run PROGRAM with clprobe's OpenCL layer and rank what slows it down (clprobe trace -- PROGRAM ARGS)");
+    add_device_option(cmd, opts->device);
+    cmd->add_option("--baseline", opts->baseline,
+                    "Take the device ceilings from this saved diagnose report (same device and driver)");
+    cmd->add_flag("--no-ceilings", opts->no_ceilings, "Measure no ceilings; rules that need them are not evaluated");
+    cmd->add_option("-o,--output", opts->output, "Write the text report to FILE instead of stderr");
+    cmd->add_option("--json", opts->json, "Also write the JSON report to FILE");
+    cmd->add_option("--html", opts->html, "Also write a self-contained HTML report to FILE");
+    cmd->add_option("--trace", opts->timeline,
+                    "Also write the program's timeline (one row per queue, host waits per thread) as Chrome "
+                    "trace-event JSON (Perfetto, chrome://tracing)");
+    cmd->add_option("--records", opts->records, "Keep the layer's raw records in FILE (docs/trace.md has the format)");
+    cmd->add_option("--layer", opts->layer, "The trace layer library (default: next to the clprobe binary)");
+    cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
+    cmd->add_flag("-q,--quiet", opts->quiet, "No progress and no text report on stderr (files are still written)");
+    cmd->add_option("program", opts->argv, "The program and its arguments, after --")->expected(-1);
+    return [opts] { return run_trace(*opts); };
+}
+
+}  // namespace clprobe

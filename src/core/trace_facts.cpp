@@ -1,0 +1,135 @@
+#include "core/trace_facts.hpp"
+
+namespace clprobe {
+
+using nlohmann::json;
+
+std::string_view to_string(AppStage stage) {
+    switch (stage) {
+        case AppStage::kernel:
+            return "kernel";
+        case AppStage::transfer:
+            return "transfer";
+        case AppStage::build:
+            return "build";
+        case AppStage::host_wait:
+            return "host_wait";
+        case AppStage::device_idle:
+            return "device_idle";
+        case AppStage::host_only:
+            return "host_only";
+    }
+    return "host_only";
+}
+
+std::optional<AppStage> app_stage_from(std::string_view name) {
+    for (AppStage s : all_app_stages)
+        if (to_string(s) == name) return s;
+    return std::nullopt;
+}
+
+double TraceFacts::stage_seconds(AppStage stage) const {
+    for (const auto& s : stages)
+        if (s.stage == stage) return s.seconds;
+    return 0;
+}
+
+double TraceFacts::device_busy_seconds() const {
+    return stage_seconds(AppStage::kernel) + stage_seconds(AppStage::transfer);
+}
+
+// Field lists once, for both directions; missing keys keep their defaults so older or hand-made
+// facts still read.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelFacts, name, launches, seconds, median_launch_seconds, bytes,
+                                                global_items)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TransferBin, upper_bytes, count, bytes, seconds, enqueue_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TransferFacts, direction, path, count, bytes, seconds, blocking, bins)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncFacts, kernels, kernels_followed_by_wait, gaps_measured,
+                                                gap_seconds, waits, wait_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OverlapFacts, kernel_seconds, transfer_seconds, overlapped_seconds,
+                                                queues)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildFacts, builds, from_source, from_binary, seconds, repeated,
+                                                repeated_seconds, source_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AllocationFacts, allocations, released, peak_bytes, largest_bytes,
+                                                in_loop, in_loop_call_seconds, in_loop_distinct_sizes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TracedDeviceFacts, name, type, vendor, busy_seconds, commands)
+
+namespace {
+
+json run_to_json(const ProgramRunFacts& r) {
+    json j = {{"argv", r.argv},
+              {"wall_seconds", r.wall_seconds},
+              {"exit_code", nullptr},
+              {"signal", nullptr},
+              {"interrupted", r.interrupted},
+              {"layer_loaded", r.layer_loaded},
+              {"linked_opencl", r.linked_opencl},
+              {"layer_clean_exit", r.layer_clean_exit},
+              {"records", r.records},
+              {"unreadable_records", r.unreadable_records},
+              {"opencl_commands", r.opencl_commands},
+              {"failed_commands", r.failed_commands},
+              {"commands_without_times", r.commands_without_times}};
+    if (r.exit_code) j["exit_code"] = *r.exit_code;
+    if (r.signal) j["signal"] = *r.signal;
+    return j;
+}
+
+std::optional<int> optional_int(const json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    return it->get<int>();
+}
+
+ProgramRunFacts run_from_json(const json& j) {
+    ProgramRunFacts r;
+    r.argv = j.value("argv", std::vector<std::string>{});
+    r.wall_seconds = j.value("wall_seconds", 0.0);
+    r.exit_code = optional_int(j, "exit_code");
+    r.signal = optional_int(j, "signal");
+    r.interrupted = j.value("interrupted", false);
+    r.layer_loaded = j.value("layer_loaded", false);
+    r.linked_opencl = j.value("linked_opencl", false);
+    r.layer_clean_exit = j.value("layer_clean_exit", false);
+    r.records = j.value("records", std::uint64_t{0});
+    r.unreadable_records = j.value("unreadable_records", std::uint64_t{0});
+    r.opencl_commands = j.value("opencl_commands", std::uint64_t{0});
+    r.failed_commands = j.value("failed_commands", std::uint64_t{0});
+    r.commands_without_times = j.value("commands_without_times", std::uint64_t{0});
+    return r;
+}
+
+}  // namespace
+
+json to_json(const TraceFacts& f) {
+    json stages = json::object();
+    for (const auto& s : f.stages)
+        stages[std::string(to_string(s.stage))] = s.seconds;
+    return {{"run", run_to_json(f.run)}, {"stages", stages},         {"devices", f.devices},
+            {"kernels", f.kernels},      {"transfers", f.transfers}, {"sync", f.sync},
+            {"overlap", f.overlap},      {"builds", f.builds},       {"memory", f.memory}};
+}
+
+std::optional<TraceFacts> trace_facts_from_json(const json& j) {
+    if (!j.is_object()) return std::nullopt;
+    try {
+        TraceFacts f;
+        f.run = run_from_json(j.value("run", json::object()));
+        // Named: a range-for over items() of a temporary would outlive the temporary.
+        const json stages = j.value("stages", json::object());
+        for (const auto& [name, seconds] : stages.items())
+            if (const auto stage = app_stage_from(name)) f.stages.push_back({*stage, seconds.get<double>()});
+        f.devices = j.value("devices", std::vector<TracedDeviceFacts>{});
+        f.kernels = j.value("kernels", std::vector<KernelFacts>{});
+        f.transfers = j.value("transfers", std::vector<TransferFacts>{});
+        f.sync = j.value("sync", SyncFacts{});
+        f.overlap = j.value("overlap", OverlapFacts{});
+        f.builds = j.value("builds", BuildFacts{});
+        f.memory = j.value("memory", AllocationFacts{});
+        return f;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace clprobe

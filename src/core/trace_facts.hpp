@@ -1,0 +1,138 @@
+#pragma once
+// What `clprobe trace` found out about the user's program, as plain data: computed from the
+// layer's records by src/trace/trace_analysis, stored in the attributes of the trace.program
+// probe ("facts"), and read back by reports/rules/trace_rules. Like TopologyFacts it lives in
+// core, so a saved trace report is re-analysed without the program, the layer or OpenCL.
+//
+// Times are seconds of the program's wall clock; bytes are bytes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace clprobe {
+
+// The program's wall time split into parts that do not overlap and add up to the whole. At each
+// moment the first that applies names it: a kernel runs; a transfer or another device command
+// runs; a program build runs; the host waits in clFinish/clWaitForEvents/a blocking call; the
+// device is idle while the host works between the first and the last OpenCL command; outside that
+// window (start-up, teardown, host-only phases).
+enum class AppStage { kernel, transfer, build, host_wait, device_idle, host_only };
+inline constexpr AppStage all_app_stages[] = {AppStage::kernel,    AppStage::transfer,    AppStage::build,
+                                              AppStage::host_wait, AppStage::device_idle, AppStage::host_only};
+std::string_view to_string(AppStage stage);
+std::optional<AppStage> app_stage_from(std::string_view name);
+
+// The pipeline id under which the stages are recorded (metric "app.pipeline.stage_time").
+inline constexpr std::string_view app_pipeline_id = "app.pipeline";
+
+struct ProgramRunFacts {
+    std::vector<std::string> argv;
+    double wall_seconds = 0;
+    std::optional<int> exit_code;   // set when the program exited
+    std::optional<int> signal;      // set when a signal killed it
+    bool interrupted = false;       // clprobe was asked to stop (SIGINT/SIGTERM forwarded)
+    bool layer_loaded = false;      // the layer wrote its header: the loader loaded it
+    bool linked_opencl = false;     // the program mapped an OpenCL library while it ran
+    bool layer_clean_exit = false;  // the layer saw a normal exit (its file is complete)
+    std::uint64_t records = 0;
+    std::uint64_t unreadable_records = 0;
+    std::uint64_t opencl_commands = 0;  // successful enqueues
+    std::uint64_t failed_commands = 0;
+    std::uint64_t commands_without_times = 0;  // never seen complete (the program ended first)
+};
+
+struct AppStageTime {
+    AppStage stage = AppStage::host_only;
+    double seconds = 0;
+};
+
+struct KernelFacts {
+    std::string name;
+    std::uint64_t launches = 0;
+    double seconds = 0;  // device time, summed
+    double median_launch_seconds = 0;
+    double bytes = 0;                // summed sizes of the buffers bound, over all launches (an estimate)
+    std::uint64_t global_items = 0;  // largest global size seen
+};
+
+// Transfers of one direction (h2d, d2h, d2d, map, fill, svm) and path (pageable, pinned, svm,
+// or the command for device-side ones), with a histogram by size.
+struct TransferBin {
+    std::uint64_t upper_bytes = 0;  // transfers of at most this many bytes (powers of two)
+    std::uint64_t count = 0;
+    double bytes = 0, seconds = 0;
+    double enqueue_seconds = 0;  // host time inside the enqueue calls
+};
+struct TransferFacts {
+    std::string direction, path;
+    std::uint64_t count = 0;
+    double bytes = 0, seconds = 0;
+    std::uint64_t blocking = 0;
+    std::vector<TransferBin> bins;
+};
+
+struct SyncFacts {
+    std::uint64_t kernels = 0;
+    std::uint64_t kernels_followed_by_wait = 0;  // the host waited before the next kernel on its queue
+    std::uint64_t gaps_measured = 0;             // of those, followed by another kernel with device times
+    double gap_seconds = 0;                      // device idle between such a kernel and the next
+    std::uint64_t waits = 0;
+    double wait_seconds = 0;  // host time blocked, whether or not the device ran meanwhile
+};
+
+struct OverlapFacts {
+    double kernel_seconds = 0, transfer_seconds = 0;  // device busy with each (their own unions)
+    double overlapped_seconds = 0;                    // both at once
+    std::uint32_t queues = 0;                         // queues that ran commands
+};
+
+struct BuildFacts {
+    std::uint64_t builds = 0;       // build, compile and link calls
+    std::uint64_t from_source = 0;  // builds of programs created from source (or IL)
+    std::uint64_t from_binary = 0;
+    double seconds = 0;
+    std::uint64_t repeated = 0;  // builds of a source already built in this run
+    double repeated_seconds = 0;
+    double source_seconds = 0;  // builds from source, all
+};
+
+struct AllocationFacts {
+    std::uint64_t allocations = 0;
+    std::uint64_t released = 0;
+    double peak_bytes = 0;
+    double largest_bytes = 0;
+    std::uint64_t in_loop = 0;        // created and released while the program was issuing commands
+    double in_loop_call_seconds = 0;  // host time inside those create and release calls
+    std::uint64_t in_loop_distinct_sizes = 0;
+};
+
+struct TracedDeviceFacts {
+    std::string name, type, vendor;
+    double busy_seconds = 0;
+    std::uint64_t commands = 0;
+};
+
+struct TraceFacts {
+    ProgramRunFacts run;
+    std::vector<AppStageTime> stages;
+    std::vector<TracedDeviceFacts> devices;
+    std::vector<KernelFacts> kernels;  // by device time, largest first
+    std::vector<TransferFacts> transfers;
+    SyncFacts sync;
+    OverlapFacts overlap;
+    BuildFacts builds;
+    AllocationFacts memory;
+
+    double stage_seconds(AppStage stage) const;
+    double device_busy_seconds() const;  // kernel + transfer stages
+};
+
+nlohmann::json to_json(const TraceFacts& facts);
+// nullopt when the JSON is not in this shape (rules never throw on a hand-edited report).
+std::optional<TraceFacts> trace_facts_from_json(const nlohmann::json& j);
+
+}  // namespace clprobe

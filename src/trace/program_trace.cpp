@@ -1,0 +1,90 @@
+#include "trace/program_trace.hpp"
+
+#include <array>
+#include <utility>
+
+namespace clprobe {
+
+std::string_view to_string(CommandKind kind) {
+    switch (kind) {
+        case CommandKind::kernel:
+            return "kernel";
+        case CommandKind::write:
+            return "write";
+        case CommandKind::read:
+            return "read";
+        case CommandKind::copy:
+            return "copy";
+        case CommandKind::fill:
+            return "fill";
+        case CommandKind::map:
+            return "map";
+        case CommandKind::unmap:
+            return "unmap";
+        case CommandKind::svm:
+            return "svm";
+        case CommandKind::migrate:
+            return "migrate";
+        case CommandKind::sync:
+            return "sync";
+        case CommandKind::other:
+            return "other";
+    }
+    return "other";
+}
+
+CommandKind command_kind_of(std::string_view command) {
+    static constexpr std::array<std::pair<std::string_view, CommandKind>, 22> table{{
+        {"kernel", CommandKind::kernel},
+        {"task", CommandKind::kernel},
+        {"native_kernel", CommandKind::kernel},
+        {"write", CommandKind::write},
+        {"write_rect", CommandKind::write},
+        {"write_image", CommandKind::write},
+        {"read", CommandKind::read},
+        {"read_rect", CommandKind::read},
+        {"read_image", CommandKind::read},
+        {"copy", CommandKind::copy},
+        {"copy_rect", CommandKind::copy},
+        {"copy_image", CommandKind::copy},
+        {"copy_image_to_buffer", CommandKind::copy},
+        {"copy_buffer_to_image", CommandKind::copy},
+        {"fill", CommandKind::fill},
+        {"fill_image", CommandKind::fill},
+        {"map", CommandKind::map},
+        {"map_image", CommandKind::map},
+        {"unmap", CommandKind::unmap},
+        {"migrate", CommandKind::migrate},
+        {"marker", CommandKind::sync},
+        {"barrier", CommandKind::sync},
+    }};
+    for (const auto& [name, kind] : table)
+        if (name == command) return kind;
+    if (command.substr(0, 4) == "svm_") return CommandKind::svm;
+    return CommandKind::other;
+}
+
+bool is_transfer(CommandKind kind) {
+    return kind == CommandKind::write || kind == CommandKind::read || kind == CommandKind::map;
+}
+
+std::string_view to_string(HostMemory memory) {
+    switch (memory) {
+        case HostMemory::none:
+            return "none";
+        case HostMemory::pageable:
+            return "pageable";
+        case HostMemory::pinned:
+            return "pinned";
+        case HostMemory::svm:
+            return "svm";
+    }
+    return "none";
+}
+
+std::string_view ProgramTrace::kernel_name(const TracedCommand& c) const {
+    if (c.kernel < 0 || static_cast<std::size_t>(c.kernel) >= kernel_names.size()) return {};
+    return kernel_names[static_cast<std::size_t>(c.kernel)];
+}
+
+}  // namespace clprobe

@@ -1,0 +1,120 @@
+#pragma once
+// What the trace layer recorded about one run of a user's program, as typed data: the reader
+// (trace_reader.hpp) fills it from the layer's file, the analysis (trace_analysis.hpp) turns it
+// into the trace layer's facts and measurements, the timeline writer draws it. Tests build it by
+// hand, so every rule is checked on synthetic traces without running anything.
+//
+// Host times are ns of CLOCK_MONOTONIC (steady_clock), the clock clprobe also reads the child's
+// start and end with; device times are ns of the device's own clock until the analysis aligns them.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clprobe {
+
+enum class CommandKind {
+    kernel,  // NDRange, task, native kernel
+    write,   // host -> device (buffer, rect, image)
+    read,    // device -> host
+    copy,    // device -> device
+    fill,    // device memory set from a pattern
+    map,     // map of a buffer or image (zero-copy hand-over or a driver copy)
+    unmap,
+    svm,      // SVM memcpy/fill/map/unmap/free/migrate
+    migrate,  // clEnqueueMigrateMemObjects
+    sync,     // marker, barrier
+    other
+};
+std::string_view to_string(CommandKind kind);
+// The layer's command name ("read_rect", "ndrange"...) to its kind.
+CommandKind command_kind_of(std::string_view command);
+// A command that moves data between host and device memory (write, read, map): what the
+// transfer stage and the transfer rules count.
+bool is_transfer(CommandKind kind);
+
+enum class HostMemory { none, pageable, pinned, svm };
+std::string_view to_string(HostMemory memory);
+
+struct DeviceTimes {
+    std::uint64_t queued = 0, submit = 0, start = 0, end = 0;  // the device's clock, ns
+    int status = 0;                                            // 0 complete, < 0 the error it ended with
+};
+
+struct TracedCommand {
+    std::uint64_t seq = 0;
+    std::uint64_t host_begin = 0, host_end = 0;  // the enqueue call on the host
+    std::uint32_t thread = 0;
+    std::uint32_t queue = 0;  // index into ProgramTrace::queues
+    std::string command;      // the layer's name: "kernel", "write_rect"...
+    CommandKind kind = CommandKind::other;
+    std::int32_t kernel = -1;  // index into ProgramTrace::kernel_names; -1 for non-kernels
+    std::uint64_t bytes = 0;
+    bool blocking = false;
+    HostMemory host_memory = HostMemory::none;
+    std::uint64_t global_items = 0;  // product of the global size; 0 for non-kernels
+    std::string global, local;       // "gx,gy,gz", as recorded
+    std::uint32_t buffers = 0;
+    std::optional<DeviceTimes> device;  // absent when the layer never saw it complete
+};
+
+struct TracedWait {
+    std::uint64_t host_begin = 0, host_end = 0;
+    std::uint32_t thread = 0;
+    std::string op;                      // finish, wait_events, blocking_read...
+    std::optional<std::uint32_t> queue;  // index into queues; absent for wait_events
+};
+
+struct TracedQueue {
+    std::string handle;
+    std::int32_t device = -1;  // index into devices
+    std::uint64_t created = 0;
+    bool profiling_added = false;
+};
+
+struct TracedDevice {
+    std::string handle, type, vendor, name;
+};
+
+struct TracedAllocation {
+    std::string handle;
+    std::string kind;  // buffer, subbuffer, image, pipe, svm
+    std::uint64_t bytes = 0;
+    std::uint64_t flags = 0;
+    std::uint64_t created_begin = 0, created_end = 0;
+    std::optional<std::uint64_t> released_begin, released_end;
+};
+
+struct TracedBuild {
+    std::uint64_t host_begin = 0, host_end = 0;
+    std::string op;      // build, compile, link
+    std::string origin;  // source, binary, il, builtin, link ("" when the program was not seen created)
+    std::uint64_t source_hash = 0;
+    int status = 0;
+    std::uint32_t thread = 0;
+};
+
+struct ProgramTrace {
+    int format_version = 0;
+    int pid = 0;
+    std::uint64_t layer_start = 0;  // H record: when the layer was initialised
+    bool clean_exit = false;        // an X record: the layer saw a normal process exit
+    std::optional<std::uint64_t> layer_end;
+    std::uint64_t records = 0;
+    std::uint64_t unreadable_lines = 0;  // malformed lines skipped
+
+    std::vector<TracedDevice> devices;
+    std::vector<TracedQueue> queues;
+    std::vector<std::string> kernel_names;
+    std::vector<TracedCommand> commands;  // in seq order
+    std::vector<TracedWait> waits;
+    std::vector<TracedAllocation> allocations;
+    std::vector<TracedBuild> builds;
+    std::uint64_t failed_commands = 0;  // enqueues that returned an error
+
+    bool empty() const { return format_version == 0; }
+    std::string_view kernel_name(const TracedCommand& c) const;
+};
+
+}  // namespace clprobe
