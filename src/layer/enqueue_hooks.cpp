@@ -1,0 +1,732 @@
+// Hooks for every enqueue (E, then T once the command ended) and for the host's waits (W).
+//
+// Timestamps: each successful enqueue that yields an event leaves the layer holding a reference to
+// it. If the program asked for the event, the layer retains it; if not, the layer passes the driver
+// an event slot of its own, so the program sees no difference. Pending events are polled, never
+// waited for, after the calls that make them complete (clFinish, clWaitForEvents, a blocking
+// enqueue), on enqueues once a queue holds many, at the queue's release and at exit.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "layer/hooks.hpp"
+#include "layer/layer_state.hpp"
+#include "layer/record_line.hpp"
+
+namespace clprobe::layer {
+namespace {
+
+enum class Command : uint8_t {
+    kernel,
+    task,
+    native_kernel,
+    write,
+    read,
+    copy,
+    fill,
+    write_rect,
+    read_rect,
+    copy_rect,
+    map,
+    unmap,
+    write_image,
+    read_image,
+    copy_image,
+    copy_image_to_buffer,
+    copy_buffer_to_image,
+    map_image,
+    fill_image,
+    migrate,
+    marker,
+    barrier,
+    svm_memcpy,
+    svm_memfill,
+    svm_map,
+    svm_unmap,
+    svm_free,
+    svm_migrate,
+};
+
+struct CommandName {
+    const char* command;  // E's <command>
+    const char* wait;     // W's <op> when the enqueue blocked
+};
+
+constexpr CommandName command_names[] = {
+    {"kernel", "blocking_kernel"},
+    {"task", "blocking_task"},
+    {"native_kernel", "blocking_native_kernel"},
+    {"write", "blocking_write"},
+    {"read", "blocking_read"},
+    {"copy", "blocking_copy"},
+    {"fill", "blocking_fill"},
+    {"write_rect", "blocking_write_rect"},
+    {"read_rect", "blocking_read_rect"},
+    {"copy_rect", "blocking_copy_rect"},
+    {"map", "blocking_map"},
+    {"unmap", "blocking_unmap"},
+    {"write_image", "blocking_write_image"},
+    {"read_image", "blocking_read_image"},
+    {"copy_image", "blocking_copy_image"},
+    {"copy_image_to_buffer", "blocking_copy_image_to_buffer"},
+    {"copy_buffer_to_image", "blocking_copy_buffer_to_image"},
+    {"map_image", "blocking_map_image"},
+    {"fill_image", "blocking_fill_image"},
+    {"migrate", "blocking_migrate"},
+    {"marker", "blocking_marker"},
+    {"barrier", "blocking_barrier"},
+    {"svm_memcpy", "blocking_svm_memcpy"},
+    {"svm_memfill", "blocking_svm_memfill"},
+    {"svm_map", "blocking_svm_map"},
+    {"svm_unmap", "blocking_svm_unmap"},
+    {"svm_free", "blocking_svm_free"},
+    {"svm_migrate", "blocking_svm_migrate"},
+};
+static_assert(std::size(command_names) == static_cast<size_t>(Command::svm_migrate) + 1);
+
+std::atomic<uint64_t> last_seq{0};
+
+void write_wait(uint64_t t0, uint64_t t1, const char* op, cl_command_queue q) {
+    RecordLine line('W');
+    line.num(t0).num(t1).num(static_cast<uint64_t>(thread_id())).word(op).handle(q);
+    emit(line.line());
+}
+
+// One enqueue: what E says about it, filled in before the call, written once it returns.
+struct Enqueue {
+    Enqueue(Command c, cl_command_queue q) : command(c), queue(q) {}
+
+    Command command;
+    cl_command_queue queue;
+    cl_kernel kernel = nullptr;
+    uint64_t bytes = 0;
+    bool blocking = false;
+    HostMemory host = HostMemory::none;
+    unsigned dims = 0;  // 0: not a kernel launch, sizes "-"
+    size_t global[3] = {1, 1, 1};
+    size_t local[3] = {1, 1, 1};
+    bool local_auto = false;
+    uint32_t buffers = 0;
+    uint64_t t0 = 0;
+    cl_event own_event = nullptr;
+
+    // The event slot the driver gets: the program's, or the layer's own when the program passed none.
+    cl_event* slot(cl_event* program_event) { return program_event ? program_event : &own_event; }
+
+    // Calls `call(slot)`, the driver's entry point, timing it; then records it.
+    template <typename Call>
+    cl_int run(cl_event* program_event, Call call) {
+        t0 = now_ns();
+        return done(call(slot(program_event)), program_event);
+    }
+
+    // Records the call that began at t0 and returned `status`, and keeps its event.
+    cl_int done(cl_int status, cl_event* program_event) {
+        const uint64_t t1 = now_ns();
+        const uint64_t seq = last_seq.fetch_add(1, std::memory_order_relaxed) + 1;
+        const CommandName& name = command_names[static_cast<size_t>(command)];
+        RecordLine e('E');
+        e.num(seq).num(t0).num(t1).num(static_cast<uint64_t>(thread_id())).handle(queue).word(name.command);
+        e.handle(kernel).num(bytes).num(blocking ? 1 : 0).word(host_memory_name(host));
+        if (dims) {
+            e.sizes(global, dims);
+            if (local_auto)
+                e.word("0");
+            else
+                e.sizes(local, dims);
+        } else {
+            e.word("-").word("-");
+        }
+        e.num(buffers).snum(status);
+        emit(e.line());
+        if (status != CL_SUCCESS) return status;
+
+        QueueState* qs = queue_state(queue);
+        if (cl_event ev = program_event ? *program_event : own_event) {
+            // The program's event stays the program's: the layer's extra reference goes once T is written.
+            if (program_event) next.clRetainEvent(ev);
+            watch_event(qs, ev, seq);
+        }
+        if (blocking) {
+            write_wait(t0, t1, name.wait, queue);
+            drain(qs, SIZE_MAX, qs->in_order);
+        }
+        return status;
+    }
+};
+
+uint64_t region_product(const size_t* region) {
+    return region ? uint64_t{region[0]} * region[1] * region[2] : 0;
+}
+
+// With Objects::mu held.
+uint32_t element_size_of(cl_mem image) {
+    const auto it = objects().mems.find(image);
+    return it == objects().mems.end() ? 0 : it->second.element_size;
+}
+
+HostMemory host_memory_of(const void* p) {
+    std::lock_guard lock(objects().mu);
+    return objects().host_memory(p);
+}
+
+uint64_t image_bytes(cl_mem image, const size_t* region) {
+    std::lock_guard lock(objects().mu);
+    return region_product(region) * element_size_of(image);
+}
+
+// The distinct buffers bound to a kernel's arguments: their summed sizes and their number.
+void kernel_footprint(Enqueue& e) {
+    std::lock_guard lock(objects().mu);
+    const auto& o = objects();
+    const auto it = o.kernels.find(e.kernel);
+    if (it == o.kernels.end()) return;
+    const auto& args = it->second.args;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const KernelArg& a = args[i];
+        if (std::any_of(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i),
+                        [&](const KernelArg& b) { return b.key == a.key && b.svm == a.svm; }))
+            continue;
+        uint64_t bytes = 0;
+        if (a.svm) {
+            const auto s = o.svm.find(a.key);
+            if (s == o.svm.end()) continue;
+            bytes = s->second;
+        } else {
+            const auto m = o.mems.find(reinterpret_cast<cl_mem>(a.key));
+            if (m == o.mems.end()) continue;  // released since it was bound
+            bytes = m->second.bytes;
+        }
+        e.bytes += bytes;
+        ++e.buffers;
+    }
+}
+
+void mem_list_footprint(Enqueue& e, cl_uint n, const cl_mem* mems) {
+    if (!mems) return;
+    std::lock_guard lock(objects().mu);
+    for (cl_uint i = 0; i < n; ++i) {
+        if (std::find(mems, mems + i, mems[i]) != mems + i) continue;
+        const auto it = objects().mems.find(mems[i]);
+        if (it == objects().mems.end()) continue;
+        e.bytes += it->second.bytes;
+        ++e.buffers;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels.
+
+cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
+                                           const size_t* global, const size_t* local, cl_uint nwait,
+                                           const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
+    Enqueue e(Command::kernel, q);
+    e.kernel = k;
+    e.dims = std::clamp<cl_uint>(dims, 1, 3);
+    for (unsigned i = 0; i < e.dims && i < dims; ++i) {
+        if (global) e.global[i] = global[i];
+        if (local) e.local[i] = local[i];
+    }
+    e.local_auto = !local;
+    kernel_footprint(e);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueTask(q, k, nwait, wait, ev);
+    Enqueue e(Command::task, q);
+    e.kernel = k;
+    e.dims = 1;  // one work-item: sizes 1,1,1
+    kernel_footprint(e);
+    return e.run(ev, [&](cl_event* slot) { return next.clEnqueueTask(q, k, nwait, wait, slot); });
+}
+
+cl_int CL_API_CALL enqueue_native_kernel(cl_command_queue q, void(CL_CALLBACK* fn)(void*), void* args, size_t cb_args,
+                                         cl_uint num_mems, const cl_mem* mems, const void** mem_locs, cl_uint nwait,
+                                         const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueNativeKernel(q, fn, args, cb_args, num_mems, mems, mem_locs, nwait, wait, ev);
+    Enqueue e(Command::native_kernel, q);
+    mem_list_footprint(e, num_mems, mems);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueNativeKernel(q, fn, args, cb_args, num_mems, mems, mem_locs, nwait, wait, slot);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Buffers.
+
+cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
+                                       void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
+    Enqueue e(Command::read, q);
+    e.bytes = size;
+    e.blocking = blocking;
+    e.host = host_memory_of(ptr);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
+                                        const void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
+    Enqueue e(Command::write, q);
+    e.bytes = size;
+    e.blocking = blocking;
+    e.host = host_memory_of(ptr);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset,
+                                       size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueCopyBuffer(q, src, dst, src_offset, dst_offset, size, nwait, wait, ev);
+    Enqueue e(Command::copy, q);
+    e.bytes = size;
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueCopyBuffer(q, src, dst, src_offset, dst_offset, size, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_fill_buffer(cl_command_queue q, cl_mem b, const void* pattern, size_t pattern_size,
+                                       size_t offset, size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, nwait, wait, ev);
+    Enqueue e(Command::fill, q);
+    e.bytes = size;
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_read_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t* buffer_origin,
+                                            const size_t* host_origin, const size_t* region, size_t buffer_row_pitch,
+                                            size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
+                                            void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                            buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait, ev);
+    Enqueue e(Command::read_rect, q);
+    e.bytes = region_product(region);
+    e.blocking = blocking;
+    e.host = host_memory_of(ptr);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                            buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
+                                            slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem b, cl_bool blocking,
+                                             const size_t* buffer_origin, const size_t* host_origin,
+                                             const size_t* region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                             size_t host_row_pitch, size_t host_slice_pitch, const void* ptr,
+                                             cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
+                                             ev);
+    Enqueue e(Command::write_rect, q);
+    e.bytes = region_product(region);
+    e.blocking = blocking;
+    e.host = host_memory_of(ptr);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
+                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
+                                             slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                            const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
+                                            size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                            cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueCopyBufferRect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+                                            dst_row_pitch, dst_slice_pitch, nwait, wait, ev);
+    Enqueue e(Command::copy_rect, q);
+    e.bytes = region_product(region);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueCopyBufferRect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
+                                            dst_row_pitch, dst_slice_pitch, nwait, wait, slot);
+    });
+}
+
+void note_mapped(void* p, uint64_t bytes, cl_mem m) {
+    std::lock_guard lock(objects().mu);
+    auto& o = objects();
+    const auto it = o.mems.find(m);
+    const bool pinned = it != o.mems.end() && it->second.host_backed;
+    MappedRegion& region = o.mapped[reinterpret_cast<uintptr_t>(p)];
+    region.bytes = std::max(region.bytes, bytes);
+    region.pinned = pinned;
+    region.mem = m;
+    ++region.count;
+}
+
+void* CL_API_CALL enqueue_map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_flags flags, size_t offset,
+                                     size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev, cl_int* err) {
+    if (!recording()) return next.clEnqueueMapBuffer(q, b, blocking, flags, offset, size, nwait, wait, ev, err);
+    Enqueue e(Command::map, q);
+    e.bytes = size;
+    e.blocking = blocking;
+    cl_int own_status = CL_SUCCESS;
+    cl_int* status = err ? err : &own_status;
+    e.t0 = now_ns();
+    void* p = next.clEnqueueMapBuffer(q, b, blocking, flags, offset, size, nwait, wait, e.slot(ev), status);
+    if (*status == CL_SUCCESS) note_mapped(p, size, b);
+    e.done(*status, ev);
+    return p;
+}
+
+cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue q, cl_mem m, void* p, cl_uint nwait, const cl_event* wait,
+                                            cl_event* ev) {
+    if (!recording()) return next.clEnqueueUnmapMemObject(q, m, p, nwait, wait, ev);
+    Enqueue e(Command::unmap, q);
+    {
+        std::lock_guard lock(objects().mu);
+        const auto it = objects().mapped.find(reinterpret_cast<uintptr_t>(p));
+        if (it != objects().mapped.end()) e.bytes = it->second.bytes;
+    }
+    e.t0 = now_ns();
+    const cl_int status = next.clEnqueueUnmapMemObject(q, m, p, nwait, wait, e.slot(ev));
+    if (status == CL_SUCCESS) {
+        std::lock_guard lock(objects().mu);
+        const auto it = objects().mapped.find(reinterpret_cast<uintptr_t>(p));
+        if (it != objects().mapped.end() && --it->second.count == 0) objects().mapped.erase(it);
+    }
+    return e.done(status, ev);
+}
+
+cl_int CL_API_CALL enqueue_migrate_mem_objects(cl_command_queue q, cl_uint n, const cl_mem* mems,
+                                               cl_mem_migration_flags flags, cl_uint nwait, const cl_event* wait,
+                                               cl_event* ev) {
+    if (!recording()) return next.clEnqueueMigrateMemObjects(q, n, mems, flags, nwait, wait, ev);
+    Enqueue e(Command::migrate, q);
+    mem_list_footprint(e, n, mems);
+    e.buffers = 0;  // E counts buffers for kernels only
+    return e.run(ev,
+                 [&](cl_event* slot) { return next.clEnqueueMigrateMemObjects(q, n, mems, flags, nwait, wait, slot); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Images.
+
+cl_int CL_API_CALL enqueue_read_image(cl_command_queue q, cl_mem image, cl_bool blocking, const size_t* origin,
+                                      const size_t* region, size_t row_pitch, size_t slice_pitch, void* ptr,
+                                      cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
+                                       ev);
+    Enqueue e(Command::read_image, q);
+    e.bytes = image_bytes(image, region);
+    e.blocking = blocking;
+    e.host = host_memory_of(ptr);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
+                                       slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_write_image(cl_command_queue q, cl_mem image, cl_bool blocking, const size_t* origin,
+                                       const size_t* region, size_t row_pitch, size_t slice_pitch, const void* ptr,
+                                       cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
+                                        ev);
+    Enqueue e(Command::write_image, q);
+    e.bytes = image_bytes(image, region);
+    e.blocking = blocking;
+    e.host = host_memory_of(ptr);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
+                                        slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_copy_image(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                      const size_t* dst_origin, const size_t* region, cl_uint nwait,
+                                      const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, ev);
+    Enqueue e(Command::copy_image, q);
+    e.bytes = image_bytes(src, region);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                                const size_t* region, size_t dst_offset, cl_uint nwait,
+                                                const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait, ev);
+    Enqueue e(Command::copy_image_to_buffer, q);
+    e.bytes = image_bytes(src, region);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
+                                                const size_t* dst_origin, const size_t* region, cl_uint nwait,
+                                                const cl_event* wait, cl_event* ev) {
+    if (!recording())
+        return next.clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait, ev);
+    Enqueue e(Command::copy_buffer_to_image, q);
+    e.bytes = image_bytes(dst, region);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_fill_image(cl_command_queue q, cl_mem image, const void* color, const size_t* origin,
+                                      const size_t* region, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueFillImage(q, image, color, origin, region, nwait, wait, ev);
+    Enqueue e(Command::fill_image, q);
+    e.bytes = image_bytes(image, region);
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueFillImage(q, image, color, origin, region, nwait, wait, slot);
+    });
+}
+
+void* CL_API_CALL enqueue_map_image(cl_command_queue q, cl_mem image, cl_bool blocking, cl_map_flags flags,
+                                    const size_t* origin, const size_t* region, size_t* row_pitch, size_t* slice_pitch,
+                                    cl_uint nwait, const cl_event* wait, cl_event* ev, cl_int* err) {
+    if (!recording())
+        return next.clEnqueueMapImage(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, nwait, wait,
+                                      ev, err);
+    Enqueue e(Command::map_image, q);
+    e.bytes = image_bytes(image, region);
+    e.blocking = blocking;
+    cl_int own_status = CL_SUCCESS;
+    cl_int* status = err ? err : &own_status;
+    e.t0 = now_ns();
+    void* p = next.clEnqueueMapImage(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, nwait, wait,
+                                     e.slot(ev), status);
+    if (*status == CL_SUCCESS) {
+        // The host sees rows row_pitch apart: the mapped span covers the pitch, not just the pixels.
+        uint64_t span = e.bytes;
+        if (region && row_pitch && *row_pitch) {
+            const uint64_t rows = uint64_t{region[1]} * region[2];
+            span = std::max(span, *row_pitch * rows);
+            if (slice_pitch && *slice_pitch && region[2] > 1) span = std::max(span, *slice_pitch * region[2]);
+        }
+        note_mapped(p, span, image);
+    }
+    e.done(*status, ev);
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markers and barriers.
+
+cl_int CL_API_CALL enqueue_marker_with_wait_list(cl_command_queue q, cl_uint nwait, const cl_event* wait,
+                                                 cl_event* ev) {
+    if (!recording()) return next.clEnqueueMarkerWithWaitList(q, nwait, wait, ev);
+    Enqueue e(Command::marker, q);
+    return e.run(ev, [&](cl_event* slot) { return next.clEnqueueMarkerWithWaitList(q, nwait, wait, slot); });
+}
+
+cl_int CL_API_CALL enqueue_barrier_with_wait_list(cl_command_queue q, cl_uint nwait, const cl_event* wait,
+                                                  cl_event* ev) {
+    if (!recording()) return next.clEnqueueBarrierWithWaitList(q, nwait, wait, ev);
+    Enqueue e(Command::barrier, q);
+    return e.run(ev, [&](cl_event* slot) { return next.clEnqueueBarrierWithWaitList(q, nwait, wait, slot); });
+}
+
+// OpenCL 1.1's marker: its event argument is required, so the program's (even a null one, which
+// the driver must refuse) goes to the driver unchanged.
+cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_event* ev) {
+    if (!recording()) return next.clEnqueueMarker(q, ev);
+    Enqueue e(Command::marker, q);
+    e.t0 = now_ns();
+    return e.done(next.clEnqueueMarker(q, ev), ev);
+}
+
+// OpenCL 1.1's barrier has no event: its E gets no T.
+cl_int CL_API_CALL enqueue_barrier(cl_command_queue q) {
+    if (!recording()) return next.clEnqueueBarrier(q);
+    Enqueue e(Command::barrier, q);
+    e.t0 = now_ns();
+    return e.done(next.clEnqueueBarrier(q), nullptr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared virtual memory.
+
+cl_int CL_API_CALL enqueue_svm_free(cl_command_queue q, cl_uint n, void** ptrs,
+                                    void(CL_CALLBACK* free_fn)(cl_command_queue, cl_uint, void**, void*), void* user,
+                                    cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueSVMFree(q, n, ptrs, free_fn, user, nwait, wait, ev);
+    Enqueue e(Command::svm_free, q);
+    e.host = HostMemory::svm;
+    if (ptrs) {
+        std::lock_guard lock(objects().mu);
+        for (cl_uint i = 0; i < n; ++i)
+            e.bytes += objects().svm_allocation(ptrs[i]).bytes;
+    }
+    const cl_int status =
+        e.run(ev, [&](cl_event* slot) { return next.clEnqueueSVMFree(q, n, ptrs, free_fn, user, nwait, wait, slot); });
+    // With a callback of its own, the program frees the memory there (through clSVMFree, hooked);
+    // otherwise the driver frees it when the command runs, and R dates from the enqueue.
+    if (status == CL_SUCCESS && !free_fn && ptrs) {
+        const uint64_t t1 = now_ns();
+        for (cl_uint i = 0; i < n; ++i) {
+            bool tracked;
+            {
+                std::lock_guard lock(objects().mu);
+                tracked = objects().svm.erase(reinterpret_cast<uintptr_t>(ptrs[i])) > 0;
+            }
+            if (!tracked) continue;
+            RecordLine line('R');
+            line.num(e.t0).num(t1).handle(ptrs[i]);
+            emit(line.line());
+        }
+    }
+    return status;
+}
+
+// The side of a copy that is not SVM tells how the host memory behaves.
+HostMemory svm_copy_host_memory(const void* dst, const void* src) {
+    std::lock_guard lock(objects().mu);
+    const HostMemory d = objects().host_memory(dst), s = objects().host_memory(src);
+    return d != HostMemory::svm ? d : s;
+}
+
+cl_int CL_API_CALL enqueue_svm_memcpy(cl_command_queue q, cl_bool blocking, void* dst, const void* src, size_t size,
+                                      cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueSVMMemcpy(q, blocking, dst, src, size, nwait, wait, ev);
+    Enqueue e(Command::svm_memcpy, q);
+    e.bytes = size;
+    e.blocking = blocking;
+    e.host = svm_copy_host_memory(dst, src);
+    return e.run(
+        ev, [&](cl_event* slot) { return next.clEnqueueSVMMemcpy(q, blocking, dst, src, size, nwait, wait, slot); });
+}
+
+cl_int CL_API_CALL enqueue_svm_mem_fill(cl_command_queue q, void* p, const void* pattern, size_t pattern_size,
+                                        size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueSVMMemFill(q, p, pattern, pattern_size, size, nwait, wait, ev);
+    Enqueue e(Command::svm_memfill, q);
+    e.bytes = size;
+    e.host = HostMemory::svm;
+    return e.run(ev, [&](cl_event* slot) {
+        return next.clEnqueueSVMMemFill(q, p, pattern, pattern_size, size, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_svm_map(cl_command_queue q, cl_bool blocking, cl_map_flags flags, void* p, size_t size,
+                                   cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueSVMMap(q, blocking, flags, p, size, nwait, wait, ev);
+    Enqueue e(Command::svm_map, q);
+    e.bytes = size;
+    e.blocking = blocking;
+    e.host = HostMemory::svm;
+    const cl_int status =
+        e.run(ev, [&](cl_event* slot) { return next.clEnqueueSVMMap(q, blocking, flags, p, size, nwait, wait, slot); });
+    if (status == CL_SUCCESS) {
+        std::lock_guard lock(objects().mu);
+        objects().svm_maps[reinterpret_cast<uintptr_t>(p)] = size;
+    }
+    return status;
+}
+
+cl_int CL_API_CALL enqueue_svm_unmap(cl_command_queue q, void* p, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!recording()) return next.clEnqueueSVMUnmap(q, p, nwait, wait, ev);
+    Enqueue e(Command::svm_unmap, q);
+    e.host = HostMemory::svm;
+    {
+        std::lock_guard lock(objects().mu);
+        const auto it = objects().svm_maps.find(reinterpret_cast<uintptr_t>(p));
+        if (it != objects().svm_maps.end()) e.bytes = it->second;
+    }
+    const cl_int status = e.run(ev, [&](cl_event* slot) { return next.clEnqueueSVMUnmap(q, p, nwait, wait, slot); });
+    if (status == CL_SUCCESS) {
+        std::lock_guard lock(objects().mu);
+        objects().svm_maps.erase(reinterpret_cast<uintptr_t>(p));
+    }
+    return status;
+}
+
+cl_int CL_API_CALL enqueue_svm_migrate_mem(cl_command_queue q, cl_uint n, const void** ptrs, const size_t* sizes,
+                                           cl_mem_migration_flags flags, cl_uint nwait, const cl_event* wait,
+                                           cl_event* ev) {
+    if (!recording()) return next.clEnqueueSVMMigrateMem(q, n, ptrs, sizes, flags, nwait, wait, ev);
+    Enqueue e(Command::svm_migrate, q);
+    e.host = HostMemory::svm;
+    if (ptrs) {
+        std::lock_guard lock(objects().mu);
+        // A size of 0 (or no sizes) means the whole allocation.
+        for (cl_uint i = 0; i < n; ++i)
+            e.bytes += sizes && sizes[i] ? sizes[i] : objects().svm_allocation(ptrs[i]).bytes;
+    }
+    return e.run(
+        ev, [&](cl_event* slot) { return next.clEnqueueSVMMigrateMem(q, n, ptrs, sizes, flags, nwait, wait, slot); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host waits.
+
+cl_int CL_API_CALL finish(cl_command_queue q) {
+    if (!recording()) return next.clFinish(q);
+    const uint64_t t0 = now_ns();
+    const cl_int rc = next.clFinish(q);
+    write_wait(t0, now_ns(), "finish", q);
+    // Everything enqueued to q before has ended: poll it all (out of order too).
+    if (rc == CL_SUCCESS) drain(queue_state(q), SIZE_MAX, false);
+    return rc;
+}
+
+cl_int CL_API_CALL wait_for_events(cl_uint n, const cl_event* events) {
+    if (!recording()) return next.clWaitForEvents(n, events);
+    const uint64_t t0 = now_ns();
+    const cl_int rc = next.clWaitForEvents(n, events);
+    write_wait(t0, now_ns(), "wait_events", nullptr);
+    // The events may belong to any queue; polling each queue's oldest commands costs little.
+    drain_all_queues();
+    return rc;
+}
+
+}  // namespace
+
+void install_enqueue_hooks(cl_icd_dispatch& t) {
+    hook(t.clEnqueueNDRangeKernel, enqueue_nd_range_kernel);
+    hook(t.clEnqueueTask, enqueue_task);
+    hook(t.clEnqueueNativeKernel, enqueue_native_kernel);
+    hook(t.clEnqueueReadBuffer, enqueue_read_buffer);
+    hook(t.clEnqueueWriteBuffer, enqueue_write_buffer);
+    hook(t.clEnqueueCopyBuffer, enqueue_copy_buffer);
+    hook(t.clEnqueueFillBuffer, enqueue_fill_buffer);
+    hook(t.clEnqueueReadBufferRect, enqueue_read_buffer_rect);
+    hook(t.clEnqueueWriteBufferRect, enqueue_write_buffer_rect);
+    hook(t.clEnqueueCopyBufferRect, enqueue_copy_buffer_rect);
+    hook(t.clEnqueueMapBuffer, enqueue_map_buffer);
+    hook(t.clEnqueueUnmapMemObject, enqueue_unmap_mem_object);
+    hook(t.clEnqueueMigrateMemObjects, enqueue_migrate_mem_objects);
+    hook(t.clEnqueueReadImage, enqueue_read_image);
+    hook(t.clEnqueueWriteImage, enqueue_write_image);
+    hook(t.clEnqueueCopyImage, enqueue_copy_image);
+    hook(t.clEnqueueCopyImageToBuffer, enqueue_copy_image_to_buffer);
+    hook(t.clEnqueueCopyBufferToImage, enqueue_copy_buffer_to_image);
+    hook(t.clEnqueueFillImage, enqueue_fill_image);
+    hook(t.clEnqueueMapImage, enqueue_map_image);
+    hook(t.clEnqueueMarkerWithWaitList, enqueue_marker_with_wait_list);
+    hook(t.clEnqueueBarrierWithWaitList, enqueue_barrier_with_wait_list);
+    hook(t.clEnqueueMarker, enqueue_marker);
+    hook(t.clEnqueueBarrier, enqueue_barrier);
+    hook(t.clEnqueueSVMFree, enqueue_svm_free);
+    hook(t.clEnqueueSVMMemcpy, enqueue_svm_memcpy);
+    hook(t.clEnqueueSVMMemFill, enqueue_svm_mem_fill);
+    hook(t.clEnqueueSVMMap, enqueue_svm_map);
+    hook(t.clEnqueueSVMUnmap, enqueue_svm_unmap);
+    hook(t.clEnqueueSVMMigrateMem, enqueue_svm_migrate_mem);
+    hook(t.clFinish, finish);
+    hook(t.clWaitForEvents, wait_for_events);
+}
+
+}  // namespace clprobe::layer

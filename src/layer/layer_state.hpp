@@ -1,0 +1,129 @@
+#pragma once
+// What the trace layer keeps between calls: the dispatch table below it, the objects it tracks
+// (memory, kernels and their buffer arguments, queues and the events waiting for timestamps) and
+// the writer. Everything is allocated once and never freed: the program may still call OpenCL from
+// its own static destructors after the layer's exit handler has run.
+#include <CL/cl_layer.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "layer/trace_writer.hpp"
+
+namespace clprobe::layer {
+
+extern cl_icd_dispatch next;  // the layer below (in the end, the driver)
+
+// On from a clInitLayer that opened the trace file until the exit handler ran (or, in a fork()ed
+// child, never). When off, every hook only forwards.
+extern std::atomic<bool> g_recording;
+inline bool recording() {
+    return g_recording.load(std::memory_order_relaxed);
+}
+
+TraceWriter& writer();
+inline void emit(std::string_view record) {
+    writer().write(record);
+}
+
+uint64_t now_ns();  // CLOCK_MONOTONIC
+int thread_id();    // 1, 2, ... in order of first call
+
+// An event the layer holds a reference to until it can read the command's device timestamps.
+struct PendingEvent {
+    cl_event event;
+    uint64_t seq;
+};
+
+struct QueueState {
+    std::mutex mu;  // guards pending
+    std::deque<PendingEvent> pending;
+    std::atomic<bool> in_order{true};  // commands finish in order, so polling can stop at the first busy one
+    std::atomic<bool> profiling_added{false};
+    // Under Objects::mu. For a queue whose property list the layer amended: the list the program
+    // gave, answered for CL_QUEUE_PROPERTIES_ARRAY instead of the amended one.
+    std::vector<cl_queue_properties> asked_list;
+    bool answers_array = false;
+};
+
+struct MemInfo {
+    uint64_t bytes = 0;
+    uint32_t refs = 1;          // the program's references, counted through retain/release
+    uint32_t element_size = 0;  // images: bytes per pixel
+    bool host_backed = false;   // CL_MEM_ALLOC_HOST_PTR or CL_MEM_USE_HOST_PTR (its own or its parent's)
+};
+
+// A region clEnqueueMapBuffer/clEnqueueMapImage returned, until unmapped.
+struct MappedRegion {
+    uint64_t bytes = 0;
+    uint32_t count = 0;  // the same pointer may be mapped more than once
+    bool pinned = false;
+    cl_mem mem = nullptr;
+};
+
+// A buffer bound as a kernel argument: a cl_mem, or an SVM allocation (by its base address).
+struct KernelArg {
+    cl_uint index;
+    uintptr_t key;
+    bool svm;
+};
+
+struct KernelInfo {
+    cl_program program = nullptr;
+    uint32_t refs = 1;
+    std::vector<KernelArg> args;
+};
+
+enum class HostMemory { none, pageable, pinned, svm };
+const char* host_memory_name(HostMemory kind);
+
+struct SvmAllocation {
+    uintptr_t base = 0;
+    uint64_t bytes = 0;
+};
+
+struct Objects {
+    std::mutex mu;  // guards everything below; held only for lookups and updates, never across a driver call
+    std::unordered_map<cl_mem, MemInfo> mems;
+    std::map<uintptr_t, uint64_t> svm;                 // base -> bytes
+    std::unordered_map<uintptr_t, uint64_t> svm_maps;  // clEnqueueSVMMap pointer -> bytes
+    std::map<uintptr_t, MappedRegion> mapped;          // mapped host pointer -> region
+    std::unordered_map<cl_kernel, KernelInfo> kernels;
+    // Never erased, so a QueueState* stays valid for good; a queue handle the driver reuses gets
+    // the same state back, reset by note_queue.
+    std::unordered_map<cl_command_queue, std::unique_ptr<QueueState>> queues;
+
+    // With mu held.
+    HostMemory host_memory(const void* p) const;
+    SvmAllocation svm_allocation(const void* p) const;
+    uint64_t mem_bytes(cl_mem m) const;
+};
+Objects& objects();
+
+// A queue the program created: writes D for a new device, then Q.
+void note_queue(cl_command_queue q, cl_device_id device, cl_command_queue_properties asked, bool profiling_added,
+                const cl_queue_properties* asked_list, bool answers_array, uint64_t t);
+// The state of a queue the program enqueued to successfully; a queue the layer did not see
+// created (made through an extension entry point that bypasses layers) is recorded on first use.
+QueueState* queue_state(cl_command_queue q);
+// The state of a queue the layer knows, or null; creates nothing.
+QueueState* find_queue_state(cl_command_queue q);
+
+// Keeps `event` (the layer owns one reference) until its timestamps can be read as T for `seq`.
+void watch_event(QueueState* qs, cl_event event, uint64_t seq);
+// Polls up to `max_polls` of the queue's oldest pending events; for each that ended writes T and
+// releases it. Never waits.
+void drain(QueueState* qs, size_t max_polls, bool stop_at_busy);
+void drain_all_queues();
+
+// The normal-exit handler: T for what completed, X, the file cut to its length. Idempotent.
+void shutdown();
+
+}  // namespace clprobe::layer

@@ -1,0 +1,47 @@
+#pragma once
+// The trace file, written through a MAP_SHARED mapping of its current chunk. Stores into such a
+// mapping land in the page cache, which outlives the process: whatever way the traced program dies
+// (a crash, abort(), exit() mid-flight, SIGKILL), every record copied in before stays in the file.
+// Records are copied whole under one lock, so a file cut by a crash ends at most with one partial
+// line, which the reader ignores.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+
+namespace clprobe::layer {
+
+class TraceWriter {
+  public:
+    // Creates (or truncates) `path` and maps its first chunk. False when the file cannot be made
+    // ours: then nothing is recorded. `chunk_bytes` is rounded up to whole pages.
+    bool open(const char* path, size_t chunk_bytes);
+
+    // Appends `text`, one or more whole lines. Thread-safe; dropped once closed.
+    void write(std::string_view text);
+
+    // Appends `last` (the X record), cuts the file to the bytes used and stops accepting records.
+    // When another thread keeps the lock for long (it may be stuck in a dying process), gives up
+    // instead: the file then keeps its NUL-padded tail, which the reader skips.
+    void close(std::string_view last);
+
+    // In a fork()ed child the mapping is the parent's file: the child must never write into it,
+    // nor take the lock (another thread of the parent may have held it at the fork).
+    void abandon() { abandoned_.store(true, std::memory_order_relaxed); }
+
+  private:
+    void append(std::string_view text);  // with mu_ held
+    bool map_next_chunk();
+    void unmap();
+
+    std::mutex mu_;
+    std::atomic<bool> abandoned_{false};
+    int fd_ = -1;
+    char* chunk_ = nullptr;     // the mapped chunk; null when closed or failed
+    size_t chunk_bytes_ = 0;    // size of every chunk
+    uint64_t chunk_start_ = 0;  // file offset of the mapped chunk
+    size_t used_ = 0;           // bytes of the chunk holding records
+};
+
+}  // namespace clprobe::layer
