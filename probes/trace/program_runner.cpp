@@ -140,12 +140,20 @@ LaunchOutcome run_traced_program(const TracedLaunch& launch) {
     }
     child_pid = pid;
     ::close(pipe_fds[1]);
+    // The pipe closes at a successful exec (CLOEXEC) or carries exec's errno: only after that do
+    // the child's mappings stop being a copy of clprobe's own (which include libOpenCL).
+    int exec_errno = 0;
+    ssize_t got = 0;
+    while ((got = ::read(pipe_fds[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    }
+    ::close(pipe_fds[0]);
+    if (got == sizeof exec_errno) out.exec_error = std::string(launch.argv[0]) + ": " + std::strerror(exec_errno);
 
     // Sampled from outside, so a loader that ignores OPENCL_LAYERS is still told apart from a
     // program that never touched OpenCL.
     std::atomic<bool> done{false}, linked{false};
     std::thread watcher([&] {
-        while (!done && !linked) {
+        while (!out.exec_error && !done && !linked) {
             if (maps_opencl(pid)) linked = true;
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
@@ -158,10 +166,6 @@ LaunchOutcome run_traced_program(const TracedLaunch& launch) {
     done = true;
     watcher.join();
 
-    int exec_errno = 0;
-    if (::read(pipe_fds[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno)
-        out.exec_error = std::string(launch.argv[0]) + ": " + std::strerror(exec_errno);
-    ::close(pipe_fds[0]);
     if (WIFEXITED(status)) out.run.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) out.run.signal = WTERMSIG(status);
     out.run.interrupted = received_signal != 0;

@@ -51,7 +51,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OverlapFacts, kernel_seconds, tr
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildFacts, builds, from_source, from_binary, seconds, repeated,
                                                 repeated_seconds, source_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AllocationFacts, allocations, released, peak_bytes, largest_bytes,
-                                                in_loop, in_loop_call_seconds, in_loop_distinct_sizes)
+                                                in_loop, in_loop_call_seconds, in_loop_distinct_sizes,
+                                                in_loop_first_uses, in_loop_first_use_seconds, in_loop_first_use_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TracedDeviceFacts, name, type, vendor, busy_seconds, commands)
 
 namespace {

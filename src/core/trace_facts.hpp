@@ -108,6 +108,10 @@ struct AllocationFacts {
     std::uint64_t in_loop = 0;        // created and released while the program was issuing commands
     double in_loop_call_seconds = 0;  // host time inside those create and release calls
     std::uint64_t in_loop_distinct_sizes = 0;
+    // The first command on each of those allocations (a transfer, fill or map naming it): where a
+    // fresh allocation's cost shows (page faults, first touch, lazy allocation by the driver).
+    std::uint64_t in_loop_first_uses = 0;
+    double in_loop_first_use_seconds = 0, in_loop_first_use_bytes = 0;
 };
 
 struct TracedDeviceFacts {

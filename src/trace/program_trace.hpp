@@ -56,6 +56,7 @@ struct TracedCommand {
     std::uint64_t global_items = 0;  // product of the global size; 0 for non-kernels
     std::string global, local;       // "gx,gy,gz", as recorded
     std::uint32_t buffers = 0;
+    std::string mem;  // the memory object a transfer, fill, copy (destination) or map works on; "" unknown
     std::optional<DeviceTimes> device;  // absent when the layer never saw it complete
 };
 

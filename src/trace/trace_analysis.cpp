@@ -215,7 +215,7 @@ TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, std:
     f.transfers = transfer_facts(trace, aligned, rates);
     f.sync = sync_facts(trace, aligned);
     f.builds = build_facts(trace);
-    f.memory = allocation_facts(trace);
+    f.memory = allocation_facts(trace, aligned);
     f.devices = device_facts(trace, aligned);
     out.measurements = app_measurements(f, launch_seconds, rates, peak_bandwidth_gbs);
     // Largest device time first: the order a user reads them in.

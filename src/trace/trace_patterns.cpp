@@ -82,7 +82,34 @@ BuildFacts build_facts(const ProgramTrace& trace) {
     return b;
 }
 
-AllocationFacts allocation_facts(const ProgramTrace& trace) {
+namespace {
+
+// For each in-loop allocation, the first command that names it while it lives.
+void add_first_uses(const ProgramTrace& trace, const AlignedTimes& aligned,
+                    const std::vector<const TracedAllocation*>& in_loop, AllocationFacts& a) {
+    std::unordered_map<std::string, std::vector<std::size_t>> by_mem;  // commands in host order
+    for (std::size_t i = 0; i < trace.commands.size(); ++i)
+        if (!trace.commands[i].mem.empty()) by_mem[trace.commands[i].mem].push_back(i);
+    for (auto& [mem, list] : by_mem)
+        std::sort(list.begin(), list.end(), [&](std::size_t x, std::size_t y) {
+            return trace.commands[x].host_begin < trace.commands[y].host_begin;
+        });
+    for (const TracedAllocation* m : in_loop) {
+        const auto it = by_mem.find(m->handle);
+        if (it == by_mem.end()) continue;
+        const auto first = std::find_if(it->second.begin(), it->second.end(), [&](std::size_t i) {
+            return trace.commands[i].host_begin >= m->created_begin;
+        });
+        if (first == it->second.end() || trace.commands[*first].host_begin > *m->released_begin) continue;
+        ++a.in_loop_first_uses;
+        a.in_loop_first_use_bytes += static_cast<double>(trace.commands[*first].bytes);
+        if (aligned.spans[*first]) a.in_loop_first_use_seconds += aligned.spans[*first]->seconds();
+    }
+}
+
+}  // namespace
+
+AllocationFacts allocation_facts(const ProgramTrace& trace, const AlignedTimes& aligned) {
     AllocationFacts a;
     std::uint64_t first = UINT64_MAX, last = 0;
     for (const auto& c : trace.commands) {
@@ -95,6 +122,7 @@ AllocationFacts allocation_facts(const ProgramTrace& trace) {
     };
     std::vector<Change> changes;
     std::set<std::uint64_t> loop_sizes;
+    std::vector<const TracedAllocation*> in_loop;
     for (const auto& m : trace.allocations) {
         ++a.allocations;
         a.largest_bytes = std::max(a.largest_bytes, static_cast<double>(m.bytes));
@@ -108,9 +136,11 @@ AllocationFacts allocation_facts(const ProgramTrace& trace) {
             a.in_loop_call_seconds +=
                 static_cast<double>((m.created_end - m.created_begin) + (*m.released_end - *m.released_begin)) * 1e-9;
             loop_sizes.insert(m.bytes);
+            in_loop.push_back(&m);
         }
     }
     a.in_loop_distinct_sizes = loop_sizes.size();
+    add_first_uses(trace, aligned, in_loop, a);
     // Releases before allocations at the same instant: the peak is what was live at once.
     std::sort(changes.begin(), changes.end(),
               [](const Change& x, const Change& y) { return x.t != y.t ? x.t < y.t : x.bytes < y.bytes; });

@@ -14,7 +14,7 @@ ProgramRunFacts run_facts(const ProgramTrace& trace, const ChildRun& run);
 SyncFacts sync_facts(const ProgramTrace& trace, const AlignedTimes& aligned);
 BuildFacts build_facts(const ProgramTrace& trace);
 // "In the loop": created after the program's first command and released before its last one.
-AllocationFacts allocation_facts(const ProgramTrace& trace);
+AllocationFacts allocation_facts(const ProgramTrace& trace, const AlignedTimes& aligned);
 std::vector<TracedDeviceFacts> device_facts(const ProgramTrace& trace, const AlignedTimes& aligned);
 
 }  // namespace clprobe

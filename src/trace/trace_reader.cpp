@@ -233,6 +233,7 @@ class Reader {
         c.local = f.at[12];
         c.global_items = items_of(c.global);
         c.buffers = static_cast<std::uint32_t>(unsigned_of(f.at[13]));
+        if (f.count > 15 && f.at[15] != "0") c.mem = f.at[15];
         awaiting_times_[c.seq] = trace_.commands.size();
         trace_.commands.push_back(std::move(c));
         return true;

@@ -147,6 +147,25 @@ TEST_CASE("trace analysis: memory peak and allocations inside the command loop",
     CHECK(m.in_loop_call_seconds == Approx(5 * 4e-6 + 2e-6));
 }
 
+TEST_CASE("trace analysis: the first command on each fresh allocation", "[trace]") {
+    TraceBuilder b;
+    b.kernel("k", 0, 1, 2);
+    for (int i = 0; i < 3; ++i) {
+        b.allocation(4096, 10 + i * 100.0, 90 + i * 100.0);
+        // A fill of 50 us (the first touch) then one of 10 us, on the same allocation.
+        b.command("fill", CommandKind::fill, 20 + i * 100.0, 21 + i * 100.0, 71 + i * 100.0, 4096);
+        b.trace.commands.back().mem = b.trace.allocations.back().handle;
+        b.command("fill", CommandKind::fill, 75 + i * 100.0, 76 + i * 100.0, 86 + i * 100.0, 4096);
+        b.trace.commands.back().mem = b.trace.allocations.back().handle;
+    }
+    b.kernel("k", 400, 401, 402);
+    const AllocationFacts m = analyse_trace(b.trace, b.run(500)).facts.memory;
+    CHECK(m.in_loop == 3);
+    CHECK(m.in_loop_first_uses == 3);
+    CHECK(m.in_loop_first_use_seconds == Approx(150e-6));
+    CHECK(m.in_loop_first_use_bytes == 3 * 4096);
+}
+
 TEST_CASE("trace analysis: commands never seen complete are counted, not timed", "[trace]") {
     TraceBuilder b;
     b.kernel("k", 0, 1, 2).kernel("k", 3, 4, 5);

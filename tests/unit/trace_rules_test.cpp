@@ -158,6 +158,21 @@ TEST_CASE("trace rules: allocations inside the loop, from 20 on", "[trace][rules
     test::check_silent(run_rule(trace_report(nineteen.trace, nineteen.run(2000)), "trace.memory.alloc_in_loop"));
 }
 
+TEST_CASE("trace rules: a fresh allocation's first touch counts beyond the memory roof", "[trace][rules]") {
+    TraceBuilder b;
+    b.kernel("k", 0, 1, 2);
+    for (int i = 0; i < 20; ++i) {
+        b.allocation(1 << 20, 10 + i * 100.0, 90 + i * 100.0, 1);
+        b.command("fill", CommandKind::fill, 20 + i * 100.0, 21 + i * 100.0, 81 + i * 100.0, 1 << 20);  // 60 us
+        b.trace.commands.back().mem = b.trace.allocations.back().handle;
+    }
+    b.kernel("k", 2100, 2101, 2102);
+    const auto peak = {ceiling("kernel.peak.bandwidth", "GB/s", 100)};  // 1 MiB in 10.5 us at the roof
+    const Finding f = only_finding(run_rule(trace_report(b.trace, b.run(4000), peak), "trace.memory.alloc_in_loop"),
+                                   "trace.memory.alloc_in_loop");
+    CHECK(*f.estimated_gain == Approx((20 * 2e-6 + 20 * (60e-6 - (1 << 20) / 100e9)) / 4000e-6));
+}
+
 TEST_CASE("trace rules: a device-memory peak near capacity", "[trace][rules]") {
     TraceBuilder b;
     b.allocation(1ull << 28, 0, std::nullopt).allocation(700ull << 20, 1, std::nullopt);  // 956 MiB of 1 GiB
