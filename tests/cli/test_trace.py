@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from clitest import BINARY, expect, load_json, main, run, temp_dir
+from clitest import BINARY, SOURCE_DIR, expect, load_json, main, run, temp_dir
 
 PROGRAMS = os.path.join(os.path.dirname(BINARY), "tests", "trace_programs")
 APP = os.path.join(PROGRAMS, "clprobe_trace_app")
@@ -168,6 +168,10 @@ def test_ceilings_measured_timeline_html_and_report():
             paths["r.txt"], "--", APP, "sync_each", "--steps", "2000")
     expect(r.rc == 0 and r.stdout.startswith("mode sync_each"), "trace with measured ceilings", r)
     report = load_json(open(paths["r.json"]).read())
+    import jsonschema  # Debian's python3-jsonschema
+
+    with open(os.path.join(SOURCE_DIR, "docs", "report.schema.json")) as f:
+        jsonschema.validate(report, json.load(f))
     ids = {p["id"] for p in report["results"]}
     expect({"kernel.bandwidth", "kernel.launch", "transfer.bandwidth", "trace.program"} <= ids, f"probes: {ids}")
     expect(report["options"]["ceilings"] == "measured", "ceilings option")
