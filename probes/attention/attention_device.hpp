@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/attention_memory.hpp"
 #include "cl/cl_api.hpp"
 #include "cl/command_timing.hpp"
 #include "core/device_info.hpp"
@@ -90,13 +91,10 @@ struct FusedKernels {
 cl::Event enqueue_fused(cl::CommandQueue& q, FusedKernels& k, const DeviceTensors& t, const HeadSet& heads,
                         const PrefillProblem& p, FusedTile tile);
 
-// Decode kernels: local memory of one work-group (LOCAL_STRIDE floats per work-item) and floats
-// of one split's partial result (RED_STRIDE), as kernels/attention/attention.cl lays them out.
+// Decode kernels: local memory of one work-group (LOCAL_STRIDE floats per work-item), as
+// kernels/attention/attention.cl lays it out (a split's partial result: decode_partial_floats).
 inline std::size_t decode_local_bytes(std::size_t work_group, std::uint32_t head_dim) {
     return work_group * (head_dim + 3) * sizeof(float);
-}
-inline std::size_t decode_partial_floats(std::uint32_t head_dim) {
-    return head_dim + 2;
 }
 
 // The unfused path on a uniform problem: scores to global memory, softmax, PV.

@@ -28,6 +28,18 @@ void add_roofline_point(ProbeResult& out, const std::string& label, double inten
     out.attributes["roofline_points"].push_back({{"label", label}, {"intensity", intensity}, {"gflops", gflops}});
 }
 
+std::optional<MemoryLimits> memory_limits(const DeviceInfo& info) {
+    if (!info.global_mem_bytes || !info.max_alloc_bytes) return std::nullopt;
+    return MemoryLimits{info.global_mem_bytes, info.max_alloc_bytes};
+}
+
+void add_footprint(ProbeResult& out, const Labels& labels, const Footprint& f) {
+    out.measurements.push_back(
+        derived("attention.memory.device_bytes", "bytes", labels, static_cast<double>(f.total), false));
+    out.measurements.push_back(
+        derived("attention.memory.largest_buffer", "bytes", labels, static_cast<double>(f.largest), false));
+}
+
 Measurement time_measurement(std::string metric, Labels labels, const SampleSet& set) {
     Measurement m = make_measurement(std::move(metric), "s", std::move(labels), to_times(set, 1.0), set.timer, false);
     m.iterations_per_sample = set.iterations;

@@ -1,10 +1,12 @@
 #pragma once
 // Recording helpers the attention probes share: ceilings measured earlier in the run, derived
-// single-value measurements, and roofline points for the HTML report.
+// single-value measurements, device-memory footprints, and roofline points for the HTML report.
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "attention/attention_memory.hpp"
+#include "core/device_info.hpp"
 #include "core/report.hpp"
 #include "runtime/probe.hpp"
 
@@ -22,6 +24,12 @@ Measurement fraction_of_peak(std::string metric, Labels labels, const Measuremen
 
 // Appends {label, intensity (FLOP/byte), gflops} to the probe's roofline_points attribute.
 void add_roofline_point(ProbeResult& out, const std::string& label, double intensity, double gflops);
+
+// The device's global memory and largest allocation; nullopt when it reports either as 0.
+std::optional<MemoryLimits> memory_limits(const DeviceInfo& info);
+
+// attention.memory.device_bytes and attention.memory.largest_buffer of one variant.
+void add_footprint(ProbeResult& out, const Labels& labels, const Footprint& f);
 
 // Samples in seconds per iteration (the sampler's unit) as a measurement.
 Measurement time_measurement(std::string metric, Labels labels, const SampleSet& set);

@@ -10,6 +10,7 @@
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
 #include "attention/attention_math.hpp"
+#include "attention/attention_memory.hpp"
 #include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "attention/kv_quant.hpp"
@@ -21,8 +22,6 @@ namespace clprobe {
 namespace {
 
 using namespace attention;
-
-enum class KvPrecision { fp32, fp16, int8 };
 
 struct PrecisionTraits {
     const char* name;
@@ -123,6 +122,15 @@ class DecodeProbe final : public Probe {
         for (std::uint32_t kv_len : c.kv_lens) {
             const std::size_t elems = std::size_t{bh} * kv_len * d;
             const std::uint64_t wanted = elems * sizeof(float);
+            // Enough groups to fill the device: a few per compute unit, each at least 256 keys.
+            const std::uint32_t splits = decode_splits(info.compute_units, bh, kv_len);
+            for (KvPrecision pr : precisions_)
+                add_footprint(out,
+                              {{"variant", "decode"},
+                               {"precision", to_string(pr)},
+                               {"kv_len", std::to_string(kv_len)},
+                               {"head_dim", std::to_string(d)}},
+                              decode_footprint(bh, kv_len, d, splits, pr));
             if (fit_buffer_bytes(info, wanted, 4, 1) < wanted) {
                 out.attributes["skipped_kv_lens"].push_back(kv_len);
                 continue;
@@ -134,9 +142,6 @@ class DecodeProbe final : public Probe {
                               &v[std::size_t{h} * kv_len * d], kv_len, d, 1.0 / std::sqrt(double(d)),
                               &want[std::size_t{h} * d]);
 
-            // Enough groups to fill the device: a few per compute unit, each at least 256 keys.
-            const std::uint32_t splits = std::clamp<std::uint32_t>(
-                (4 * std::max<std::uint32_t>(1, info.compute_units) + bh - 1) / bh, 2, std::max(2u, kv_len / 256));
             cl::Buffer part =
                 make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{bh} * splits * decode_partial_floats(d) * 4);
 

@@ -7,6 +7,7 @@
 
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
+#include "attention/attention_memory.hpp"
 #include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "cl/device_session.hpp"
@@ -27,6 +28,34 @@ struct Variant {
     double bytes = 0;  // global-memory traffic per run, for the roofline
 };
 
+// The device memory of each path at this shape (what the probe allocates for it), and the
+// largest batch x seq each path fits at this batch, heads and head_dim.
+void record_memory(ProbeResult& out, const AttentionConfig& c, const DeviceInfo& info) {
+    const PrefillShape shape{c.batch, c.heads, c.seq, c.head_dim};
+    const auto limits = memory_limits(info);
+    for (PrefillPath path : {PrefillPath::unfused, PrefillPath::fused}) {
+        const std::string name = path == PrefillPath::fused ? "fused" : "unfused";
+        Labels labels = prefill_labels(c, c.seq);
+        labels["variant"] = name;
+        labels["batch"] = std::to_string(c.batch);
+        labels["heads"] = std::to_string(c.heads);
+        add_footprint(out, labels, prefill_footprint(shape, path));
+        if (!limits) continue;
+        const std::uint32_t seq = max_prefill_seq(shape, path, *limits);
+        Measurement m = derived(
+            "attention.memory.max_batch_seq", "tokens",
+            {{"path", name}, {"batch", labels["batch"]}, {"heads", labels["heads"]}, {"head_dim", labels["head_dim"]}},
+            static_cast<double>(std::uint64_t{c.batch} * seq), true);
+        m.note = fmt::format(
+            "batch {} x seq {}: every buffer within the largest allocation, their sum within "
+            "global memory, no margin",
+            c.batch, seq);
+        out.measurements.push_back(std::move(m));
+    }
+    if (!limits)
+        out.attributes["memory_limits_missing"] = "the device reports no global memory size or allocation limit";
+}
+
 class PrefillProbe final : public Probe {
   public:
     std::string id() const override { return "attention.prefill"; }
@@ -37,12 +66,19 @@ class PrefillProbe final : public Probe {
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
         const AttentionConfig c = config_for(ctx.options);
-        const PrefillProblem p = uniform_problem(c.batch, c.heads, c.seq, c.head_dim, c.causal, 1);
-        const std::uint64_t tensor_bytes = p.q.size() * sizeof(float);
-        if (fit_buffer_bytes(s.info(), tensor_bytes, 4, 1) < tensor_bytes)
-            throw ProbeUnsupported(
-                fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes)));
+        record_memory(out, c, s.info());
+        // Checked before the inputs are generated: a shape too large for the device may be too
+        // large for the host as well.
+        const std::uint64_t tensor_bytes =
+            prefill_footprint({c.batch, c.heads, c.seq, c.head_dim}, PrefillPath::fused).largest;
+        if (fit_buffer_bytes(s.info(), tensor_bytes, 4, 1) < tensor_bytes) {
+            const std::string why =
+                fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes));
+            out.attributes["shape_skipped"] = why;
+            throw ProbeUnsupported(why);
+        }
         attention_program(s, c.head_dim);  // checks head_dim, and builds, before anything is uploaded
+        const PrefillProblem p = uniform_problem(c.batch, c.heads, c.seq, c.head_dim, c.causal, 1);
         DeviceTensors t = upload(s, p);
         std::vector<std::uint32_t> all(p.heads());
         for (std::uint32_t h = 0; h < p.heads(); ++h)

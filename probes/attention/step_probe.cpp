@@ -73,8 +73,7 @@ class StepProbe final : public Probe {
         cl::Buffer qdec = make_buffer(s.context(), CL_MEM_READ_ONLY, query.size() * 4);
         cl::Buffer odec = make_buffer(s.context(), CL_MEM_READ_WRITE, query.size() * 4);
         const std::size_t wg = std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size));
-        const std::uint32_t splits = std::clamp<std::uint32_t>(
-            (4 * std::max<std::uint32_t>(1, info.compute_units) + bh - 1) / bh, 2, std::max(2u, c.seq / 256));
+        const std::uint32_t splits = decode_splits(info.compute_units, bh, c.seq);
         cl::Buffer part =
             make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{bh} * splits * decode_partial_floats(d) * 4);
         cl::Buffer dummy = make_buffer(s.context(), CL_MEM_READ_ONLY, 4);

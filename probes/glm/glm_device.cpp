@@ -18,8 +18,6 @@ constexpr const char* gradient_file = "glm/gradient.cl";
 constexpr const char* sparse_file = "glm/sparse.cl";
 constexpr const char* newton_file = "glm/newton.cl";
 
-constexpr std::size_t max_partial_wg = 256;
-
 std::uint64_t round_up(std::uint64_t v, std::uint64_t m) {
     return (v + m - 1) / m * m;
 }
@@ -152,7 +150,7 @@ DeviceData upload_dense(DeviceSession& s, const Dataset& d, Layout layout, bool 
     out.fp64 = fp64;
     out.n = d.n;
     out.p = d.p;
-    out.ld = round_up(d.n, 16);
+    out.ld = leading_dimension(d.n);
     if (layout == Layout::row) {
         out.x = filled(s, as_reals(d.x, fp64));
         out.y = filled(s, as_reals(d.y, fp64));

@@ -10,6 +10,7 @@
 #include "cl/cl_api.hpp"
 #include "cl/command_timing.hpp"
 #include "core/report.hpp"
+#include "glm/glm_memory.hpp"
 #include "glm/glm_model.hpp"
 
 namespace clprobe {
@@ -18,9 +19,7 @@ class DeviceSession;
 
 namespace clprobe::glm {
 
-enum class Layout { row, col };
 enum class Reduction { local, atomic };
-enum class Format { dense, csr };
 
 struct GradientVariant {
     Layout layout = Layout::row;
@@ -41,7 +40,7 @@ struct DeviceData {
     Format format = Format::dense;
     bool fp64 = false;
     std::uint64_t n = 0;   // rows
-    std::uint64_t ld = 0;  // column-major leading dimension (n rounded up to 16)
+    std::uint64_t ld = 0;  // column-major leading dimension (leading_dimension(n))
     std::uint32_t p = 0;
     std::uint64_t nnz = 0;
     cl::Buffer x, y, beta, r, partial, g;

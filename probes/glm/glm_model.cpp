@@ -100,12 +100,16 @@ std::vector<float> to_column_major(const Dataset& d, std::uint64_t ld) {
     return out;
 }
 
+std::uint32_t csr_nonzeros_per_row(std::uint32_t p, double density) {
+    if (p == 0) return 0;
+    return static_cast<std::uint32_t>(std::clamp<double>(std::round(density * p), 1.0, static_cast<double>(p)));
+}
+
 CsrMatrix make_csr(std::uint64_t n, std::uint32_t p, double density, std::uint64_t seed) {
     CsrMatrix m;
     m.n = n;
     m.p = p;
-    const auto per_row =
-        static_cast<std::uint32_t>(std::clamp<double>(std::round(density * p), 1.0, static_cast<double>(p)));
+    const std::uint32_t per_row = csr_nonzeros_per_row(p, density);
     m.row_ptr.resize(n + 1);
     m.cols.reserve(n * per_row);
     m.vals.reserve(n * per_row);

@@ -41,6 +41,8 @@ struct CsrMatrix {
     std::uint64_t nnz() const { return vals.size(); }
 };
 CsrMatrix make_csr(std::uint64_t n, std::uint32_t p, double density, std::uint64_t seed);
+// Non-zeros in every row of make_csr's matrix: max(1, round(density * p)), at most p.
+std::uint32_t csr_nonzeros_per_row(std::uint32_t p, double density);
 // The dense copy of a CSR matrix (for the reference), with the same y as `like`.
 Dataset densify(const CsrMatrix& m, const Dataset& like);
 

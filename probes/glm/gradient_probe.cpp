@@ -11,6 +11,7 @@
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
+#include "glm/glm_memory.hpp"
 #include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
 
@@ -92,6 +93,52 @@ std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t 
     return out;
 }
 
+// A size or count computed from the shape and the device (one sample, no timer).
+Measurement fact(const char* metric, const char* unit, Labels labels, std::uint64_t value) {
+    return make_measurement(metric, unit, std::move(labels), {static_cast<double>(value)}, TimerKind::none, false);
+}
+
+// The device memory of each set of data the probe uploads (at the rows it runs), and the most
+// rows one fp32 set of dense (row-major) or CSR data fits at this p.
+void record_memory(ProbeResult& out, const DeviceInfo& info, const Shape& shape, std::uint64_t n, std::size_t groups) {
+    std::vector<DataShape> sets{{n, shape.cols, Layout::row, Format::dense, false, shape.density, groups},
+                                {n, shape.cols, Layout::col, Format::dense, false, shape.density, groups}};
+    if (info.fp64) sets.push_back({n, shape.cols, Layout::row, Format::dense, true, shape.density, groups});
+    sets.push_back({n, shape.cols, Layout::row, Format::csr, false, shape.density, groups});
+    for (const DataShape& set : sets) {
+        GradientVariant v;
+        v.layout = set.layout;
+        v.format = set.format;
+        v.fp64 = set.fp64;
+        const Labels all = v.labels();
+        const Labels labels{{"layout", all.at("layout")},
+                            {"precision", all.at("precision")},
+                            {"format", all.at("format")},
+                            {"rows", std::to_string(n)},
+                            {"cols", std::to_string(shape.cols)}};
+        const Footprint f = data_footprint(set);
+        out.measurements.push_back(fact("glm.memory.device_bytes", "bytes", labels, f.total));
+        out.measurements.push_back(fact("glm.memory.largest_buffer", "bytes", labels, f.largest));
+    }
+    if (!info.global_mem_bytes || !info.max_alloc_bytes) {
+        out.attributes["memory_limits_missing"] = "the device reports no global memory size or allocation limit";
+        return;
+    }
+    const MemoryLimits limits{info.global_mem_bytes, info.max_alloc_bytes};
+    for (Format format : {Format::dense, Format::csr}) {
+        const DataShape set{0, shape.cols, Layout::row, format, false, shape.density, groups};
+        Measurement m =
+            fact("glm.memory.max_rows", "rows",
+                 {{"format", format == Format::csr ? "csr" : "dense"}, {"cols", std::to_string(shape.cols)}},
+                 max_rows(set, limits));
+        m.higher_is_better = true;
+        m.note = format == Format::csr ? fmt::format("fp32 CSR, {} non-zeros per row (density {:g}); no margin",
+                                                     csr_nonzeros_per_row(shape.cols, shape.density), shape.density)
+                                       : std::string("fp32, row-major; no margin");
+        out.measurements.push_back(std::move(m));
+    }
+}
+
 const Measurement* peak_bandwidth(const std::vector<ProbeResult>& earlier) {
     for (const auto& r : earlier)
         if (r.status == ProbeStatus::ok)
@@ -116,6 +163,9 @@ class GradientProbe final : public Probe {
         const std::uint64_t wanted = shape.rows * row_bytes;
         const std::uint64_t n = fit_buffer_bytes(info, wanted, 3, row_bytes) / row_bytes;
         if (n < shape.rows) out.attributes["rows_capped_from"] = shape.rows;
+        out.attributes["rows_requested"] = shape.rows;
+        const std::size_t groups = gradient_groups(info);
+        record_memory(out, info, shape, n, groups);
 
         const auto data = shared_dataset(n, p, Family::logistic);
         const std::vector<double> beta = evaluation_beta(*data);
@@ -127,7 +177,6 @@ class GradientProbe final : public Probe {
         std::vector<double> csr_reference = reference_gradient(csr, data->y, Family::logistic, beta, ridge_lambda);
         check_stop();
 
-        const std::size_t groups = gradient_groups(info);
         const auto variants = variants_for(info, p, ctx.options.mode);
         DeviceData row32 = upload_dense(s, *data, Layout::row, false, beta, groups);
         DeviceData col32 = upload_dense(s, *data, Layout::col, false, beta, groups);

@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 
 namespace clprobe {
 
@@ -192,6 +195,152 @@ RuleOutcome host_offload(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
+// Memory: the unfused path is reported from half of the device's binding limit (its score matrix
+// grows with seq^2, so a prompt 1.42x longer would not fit); beyond the device, twice and four
+// times its memory grade the severity.
+constexpr double unfused_memory_share = 0.5;
+constexpr double memory_far = 2.0, memory_very_far = 4.0;
+const char* const memory_gain_basis = "memory capacity, not a measured speed-up";
+
+// Sizes near a limit need more digits than format_bytes_short gives: MiB up to 10 GiB.
+std::string memory_size(double bytes) {
+    return bytes >= 10.0 * 1024 * 1024 * 1024 || bytes < 1024.0 * 1024 ? format_bytes_short(bytes)
+                                                                       : fmt::format("{:.0f} MiB", bytes / 1048576);
+}
+
+// "3.0x its" or, just over the limit, "0.26% over its".
+std::string beyond(double share) {
+    return share >= 1.1 ? fmt::format("{:.1f}x its", share) : fmt::format("{:.2g}% over its", 100 * (share - 1));
+}
+
+// One prefill variant's device memory (attention.memory.*) against the device's limits.
+struct MemoryUse {
+    const Measurement* total = nullptr;
+    const Measurement* largest = nullptr;
+    double global = 0, max_alloc = 0;
+
+    bool by_alloc() const { return largest->summary.median / max_alloc > total->summary.median / global; }
+    // The share of the binding limit: above 1 it does not fit.
+    double share() const { return std::max(total->summary.median / global, largest->summary.median / max_alloc); }
+    std::string limit() const {
+        return by_alloc() ? "largest allocation (" + memory_size(max_alloc) + ")"
+                          : "global memory (" + memory_size(global) + ")";
+    }
+    std::string shape() const {
+        return fmt::format("batch {} x seq {} ({} heads, head_dim {})", label_of(*total, "batch"),
+                           label_of(*total, "seq"), label_of(*total, "heads"), label_of(*total, "head_dim"));
+    }
+    std::vector<Evidence> evidence(const std::string& what) const {
+        return {
+            evidence_of(*total, what + ": the sum of its buffers"),
+            evidence_of(*largest, "its largest buffer"),
+            {"device.global_mem_bytes", {}, global, "bytes", "CL_DEVICE_GLOBAL_MEM_SIZE: the sum must fit"},
+            {"device.max_alloc_bytes", {}, max_alloc, "bytes", "CL_DEVICE_MAX_MEM_ALLOC_SIZE: each buffer must fit"}};
+    }
+};
+
+std::optional<MemoryUse> memory_use(const RunReport& r, const char* variant) {
+    MemoryUse u;
+    u.total = find_measurement(r, "attention.memory.device_bytes", {{"variant", variant}});
+    u.largest = find_measurement(r, "attention.memory.largest_buffer", {{"variant", variant}});
+    if (!u.total || !u.largest || !r.device || !r.device->global_mem_bytes || !r.device->max_alloc_bytes)
+        return std::nullopt;
+    u.global = static_cast<double>(r.device->global_mem_bytes);
+    u.max_alloc = static_cast<double>(r.device->max_alloc_bytes);
+    return u;
+}
+
+// attention.memory.max_batch_seq of a path: the most prompt tokens it fits at the run's batch.
+struct Capacity {
+    const Measurement* m = nullptr;
+    double tokens = 0, batch = 1;
+    std::string text() const {
+        return fmt::format("batch x seq {:.0f} (seq {:.0f} at batch {:.0f})", tokens, std::floor(tokens / batch),
+                           batch);
+    }
+};
+
+std::optional<Capacity> capacity_of(const RunReport& r, const char* path) {
+    const auto* m = find_measurement(r, "attention.memory.max_batch_seq", {{"path", path}});
+    if (!m) return std::nullopt;
+    return Capacity{m, m->summary.median, std::max(1.0, std::atof(label_of(*m, "batch").c_str()))};
+}
+
+RuleOutcome unfused_memory(const RunReport& r) {
+    const auto use = memory_use(r, "unfused");
+    if (!use)
+        return RuleOutcome::missing(
+            "needs attention.memory.device_bytes and largest_buffer of the unfused variant and the device's memory "
+            "limits");
+    const double share = use->share();
+    const auto* skipped = probe_attribute(r, "attention.prefill", "unfused_skipped");
+    if (share <= unfused_memory_share && !skipped) return RuleOutcome::none();
+    const Severity severity = share >= memory_far            ? Severity::high
+                              : share > 1                    ? Severity::medium
+                              : share > unfused_memory_share ? Severity::low
+                                                             : Severity::info;
+    const auto unfused_cap = capacity_of(r, "unfused"), fused_cap = capacity_of(r, "fused");
+    const std::string needs = memory_size(use->total->summary.median);
+    std::string title =
+        share > 1 ? fmt::format(
+                        "The unfused attention path does not fit this device at {}: it needs {} (largest "
+                        "buffer {}), {} {}",
+                        use->shape(), needs, memory_size(use->largest->summary.median), beyond(share), use->limit())
+                  : fmt::format("The unfused attention path needs {} at {}, {:.0f}% of the device's {}", needs,
+                                use->shape(), 100 * share, use->limit());
+    if (unfused_cap) title += "; it fits only up to " + unfused_cap->text();
+    if (skipped) title += "; attention.prefill skipped it";
+    Finding f = make_finding("kernel", "attention.memory.unfused_does_not_fit", severity, title);
+    f.evidence = use->evidence("unfused prefill (Q, K, V, O and the score matrix)");
+    if (unfused_cap) f.evidence.push_back(evidence_of(*unfused_cap->m, "the largest prompt the unfused path fits"));
+    f.suggestion = fmt::format(
+        "Use the fused (flash) path: it never stores the batch x heads x seq x seq score matrix, so its memory grows "
+        "with seq, not seq^2{}. Where the unfused path must stay, keep batch x seq within {} (split the batch, or "
+        "prefill long prompts in chunks).",
+        fused_cap ? "; on this device it fits up to " + fused_cap->text() : std::string(),
+        unfused_cap ? fmt::format("{:.0f}", unfused_cap->tokens) : std::string("what fits"));
+    f.gain_basis = memory_gain_basis;
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
+RuleOutcome shape_memory(const RunReport& r) {
+    const auto use = memory_use(r, "fused");
+    if (!use)
+        return RuleOutcome::missing(
+            "needs attention.memory.device_bytes and largest_buffer of the fused variant and the device's memory "
+            "limits");
+    const double share = use->share();
+    const auto* skipped = probe_attribute(r, "attention.prefill", "shape_skipped");
+    if (share <= 1 && !skipped) return RuleOutcome::none();
+    const Severity severity = share >= memory_very_far ? Severity::high
+                              : share >= memory_far    ? Severity::medium
+                              : share > 1              ? Severity::low
+                                                       : Severity::info;
+    const std::string needs = memory_size(use->total->summary.median);
+    std::string title = share > 1
+                            ? fmt::format("The requested attention shape, {}, needs {} even fused: {} {}", use->shape(),
+                                          needs, beyond(share), use->limit())
+                            : fmt::format(
+                                  "The requested attention shape, {}, needs {} fused, {:.0f}% of the device's {}: more "
+                                  "than clprobe allocates, as it leaves a fifth of memory free",
+                                  use->shape(), needs, 100 * share, use->limit());
+    if (skipped) title += "; attention.prefill was skipped";
+    Finding f = make_finding("kernel", "attention.memory.shape_does_not_fit", severity, title);
+    f.evidence = use->evidence("fused prefill (Q, K, V, O and the head offsets)");
+    const auto fused_cap = capacity_of(r, "fused"), unfused_cap = capacity_of(r, "unfused");
+    if (fused_cap) f.evidence.push_back(evidence_of(*fused_cap->m, "the largest prompt the fused path fits"));
+    f.suggestion = fmt::format(
+        "{}: split the batch or prefill long prompts in chunks (and keep --attn-batch x --attn-seq within that) so Q, "
+        "K, V and O fit with room to spare.",
+        fused_cap ? fmt::format("At most {} fits this device fused{}", fused_cap->text(),
+                                unfused_cap ? ", " + unfused_cap->text() + " unfused" : std::string())
+                  : std::string("Shrink the shape"));
+    f.gain_basis = memory_gain_basis;
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
 }  // namespace
 
 std::vector<Rule> attention_rules() {
@@ -202,6 +351,8 @@ std::vector<Rule> attention_rules() {
         {"attention.batching.padding", "kernel", padding},
         {"attention.fp16.unavailable", "kernel", fp16_unavailable},
         {"attention.host.offload", "kernel", host_offload},
+        {"attention.memory.unfused_does_not_fit", "kernel", unfused_memory},
+        {"attention.memory.shape_does_not_fit", "kernel", shape_memory},
     };
 }
 

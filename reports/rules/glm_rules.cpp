@@ -307,6 +307,69 @@ RuleOutcome sparse_format(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
+// Requested rows beyond what one dense fp32 copy of the data fits: twice and four times as many
+// grade the severity.
+constexpr double rows_far = 2.0, rows_very_far = 4.0;
+
+// The requested rows against glm.memory.max_rows: the device holds no more than that many rows of
+// dense fp32 data (X, y and the gradient's work buffers), or glm.gradient had to run fewer rows.
+RuleOutcome memory_shape(const RunReport& r) {
+    const auto* dense = find_measurement(r, "glm.memory.max_rows", {{"format", "dense"}});
+    const auto requested = number_of(probe_attribute(r, "glm.gradient", "rows_requested"));
+    if (!dense || !requested || *requested <= 0)
+        return RuleOutcome::missing("needs glm.memory.max_rows (dense) and glm.gradient's rows_requested");
+    const double fit = dense->summary.median;
+    const auto ran = number_of(probe_attribute(r, "glm.gradient", "rows_capped_from"))
+                         ? number_of(probe_attribute(r, "glm.gradient", "rows"))
+                         : std::nullopt;
+    const double ratio = fit > 0 ? *requested / fit : rows_very_far;
+    if (ratio <= 1 && !ran) return RuleOutcome::none();
+    const Severity severity = ratio >= rows_very_far ? Severity::high
+                              : ratio >= rows_far    ? Severity::medium
+                              : ratio > 1            ? Severity::low
+                                                     : Severity::info;
+    const std::string cols = label_of(*dense, "cols");
+    std::string title =
+        ratio > 1 ? fmt::format(
+                        "The requested GLM shape ({:.0f} rows x {} columns) does not fit this device: at most "
+                        "{:.0f} rows of dense fp32 data fit{}",
+                        *requested, cols, fit, ratio >= 1.1 ? fmt::format(" ({:.1f}x fewer)", ratio) : "")
+                  : fmt::format(
+                        "glm.gradient could not hold its copies of the {:.0f} requested rows x {} columns "
+                        "(dense and column-major fp32, fp64, CSR) in the memory it leaves free",
+                        *requested, cols);
+    if (ran) title += fmt::format("; it ran {:.0f} rows", *ran);
+    Finding f = make_finding("kernel", "glm.memory.shape_does_not_fit", severity, title);
+    f.evidence = {{"glm.gradient.rows_requested", {}, *requested, "rows", "the shape asked for (--glm-rows)"},
+                  evidence_of(*dense, "the most rows one dense fp32 copy of X, y and the work buffers fits")};
+    const auto* csr = find_measurement(r, "glm.memory.max_rows", {{"format", "csr"}});
+    if (csr) f.evidence.push_back(evidence_of(*csr, "the same in CSR at the density generated"));
+    const auto limit = [&](const char* metric, std::uint64_t bytes, const char* expectation) {
+        if (bytes) f.evidence.push_back({metric, {}, static_cast<double>(bytes), "bytes", expectation});
+    };
+    if (r.device) {
+        limit("device.global_mem_bytes", r.device->global_mem_bytes, "CL_DEVICE_GLOBAL_MEM_SIZE: the sum must fit");
+        limit("device.max_alloc_bytes", r.device->max_alloc_bytes, "CL_DEVICE_MAX_MEM_ALLOC_SIZE: X must fit in one");
+    }
+    const std::string sparse =
+        csr && csr->summary.median > fit
+            ? fmt::format(", or store X as CSR if it is that sparse (up to {:.0f} rows fit)", csr->summary.median)
+            : std::string();
+    f.suggestion = ratio > 1
+                       ? fmt::format(
+                             "Keep at most {:.0f} rows of X on the device at p = {}: stream larger data through it "
+                             "in mini-batches (glm.pipeline's double-buffered step){}.",
+                             fit, cols, sparse)
+                       : fmt::format(
+                             "Nothing to change for one fit: a single dense fp32 copy of the requested rows fits "
+                             "(up to {:.0f} rows); only clprobe's side-by-side copies did not, so glm.gradient "
+                             "measured fewer rows.",
+                             fit);
+    f.gain_basis = "memory capacity, not a measured speed-up";
+    f.confidence = 1.0;
+    return RuleOutcome::found(std::move(f));
+}
+
 }  // namespace
 
 std::vector<Rule> glm_rules() {
@@ -320,6 +383,7 @@ std::vector<Rule> glm_rules() {
         {"glm.format.sparse_dense", "kernel", sparse_format},
         {"glm.minibatch.upload_bound", "kernel", upload_bound},
         {"glm.offload.host_faster", "kernel", host_faster},
+        {"glm.memory.shape_does_not_fit", "kernel", memory_shape},
     };
 }
 

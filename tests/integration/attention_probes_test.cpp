@@ -4,13 +4,18 @@
 // compute the wrong thing failing verification instead of reporting a time.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <random>
 
 #include "attention/attention_device.hpp"
+#include "attention/attention_memory.hpp"
 #include "attention/attention_probes.hpp"
 #include "attention/request_lengths.hpp"
+#include "rules/analysis.hpp"
+#include "rules/attention_rules.hpp"
 #include "runtime/runner.hpp"
 #include "session_fixture.hpp"
 
@@ -37,6 +42,14 @@ ProbeResult run_tiny(Probe& probe, DeviceSession& s, RunOptions::AttentionShape 
     options.attention = shape;
     ProbeContext ctx{&s, options, earlier, nullptr};
     return run_probe(probe, ctx);
+}
+
+// Bytes the buffers take on the device (CL_MEM_SIZE).
+std::uint64_t bytes_of(std::initializer_list<const cl::Buffer*> buffers) {
+    std::uint64_t sum = 0;
+    for (const cl::Buffer* b : buffers)
+        sum += b->getInfo<CL_MEM_SIZE>();
+    return sum;
 }
 
 void check_samples(const ProbeResult& r) {
@@ -94,6 +107,11 @@ TEST_CASE("every prefill variant matches the reference on random shapes", "[atte
                 CHECK(verify_prefill(s.queue(), t.o, p, seq, 1e-4, "fused") < 1e-4);
             }
             UnfusedKernels u = make_unfused(s, p);
+            // The footprint model counts exactly the buffers these calls created.
+            const PrefillShape shape{batch, heads, seq, d};
+            const std::uint64_t tensors = bytes_of({&t.q, &t.k, &t.v, &t.o});
+            CHECK(tensors + bytes_of({&set.starts, &set.lens}) == prefill_footprint(shape, PrefillPath::fused).total);
+            CHECK(tensors + bytes_of({&u.s}) == prefill_footprint(shape, PrefillPath::unfused).total);
             std::vector<cl::Event> events;
             s.queue().enqueueFillBuffer(t.o, 0.0f, 0, p.q.size() * 4);
             enqueue_unfused(s.queue(), u, t, p, events);
@@ -134,6 +152,22 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         CHECK(find_measurement(r, "attention.prefill.error", {{"variant", "fused"}})->summary.median < 1e-4);
         CHECK(find_measurement(r, "attention.prefill.score_bytes") != nullptr);
         CHECK(r.attributes.at("roofline_points").size() >= 2);
+        // Device memory: Q, K, V, O of 2 heads x 77 rows x 64 floats, plus the 2 x 77 x 77 score
+        // matrix (unfused) or two head offsets (fused); and the largest prompt each path fits here.
+        const auto* unfused_bytes = find_measurement(r, "attention.memory.device_bytes", {{"variant", "unfused"}});
+        REQUIRE(unfused_bytes != nullptr);
+        CHECK(unfused_bytes->summary.median == 4.0 * 2 * 77 * 64 * 4 + 2.0 * 77 * 77 * 4);
+        CHECK(unfused_bytes->timer == TimerKind::none);
+        CHECK(find_measurement(r, "attention.memory.device_bytes", {{"variant", "fused"}})->summary.median ==
+              4.0 * 2 * 77 * 64 * 4 + 2 * 2 * 4);
+        CHECK(find_measurement(r, "attention.memory.largest_buffer", {{"variant", "unfused"}})->summary.median ==
+              2.0 * 77 * 77 * 4);
+        const auto* fused_cap = find_measurement(r, "attention.memory.max_batch_seq", {{"path", "fused"}});
+        const auto* unfused_cap = find_measurement(r, "attention.memory.max_batch_seq", {{"path", "unfused"}});
+        REQUIRE(fused_cap != nullptr);
+        REQUIRE(unfused_cap != nullptr);
+        CHECK(unfused_cap->summary.median >= 77);
+        CHECK(fused_cap->summary.median > unfused_cap->summary.median);
         // No ceiling ran before it here: the fraction is reported missing, not invented.
         CHECK(find_measurement(r, "attention.prefill.peak_fraction") == nullptr);
         CHECK(r.attributes.contains("peak_fraction_missing"));
@@ -150,6 +184,15 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
                                        {{"precision", precision}, {"split", split}, {"kv_len", "300"}}) != nullptr);
         CHECK(find_measurement(r, "attention.decode.error", {{"precision", "fp32"}})->summary.median < 1e-4);
         CHECK(find_measurement(r, "attention.decode.error", {{"precision", "int8"}})->summary.median < 5e-2);
+        // The int8 cache takes about a quarter of the fp32 one's memory.
+        const auto* fp32_bytes =
+            find_measurement(r, "attention.memory.device_bytes", {{"variant", "decode"}, {"precision", "fp32"}});
+        const auto* int8_bytes =
+            find_measurement(r, "attention.memory.device_bytes", {{"variant", "decode"}, {"precision", "int8"}});
+        REQUIRE(fp32_bytes != nullptr);
+        REQUIRE(int8_bytes != nullptr);
+        CHECK(fp32_bytes->summary.median > 2 * 300 * 128 * 4 * 2);  // batch 1 x 2 heads, K and V
+        CHECK(int8_bytes->summary.median < fp32_bytes->summary.median / 2);
 
         auto fp16 = make_attention_decode_fp16_probe();
         const ProbeResult h = run_tiny(*fp16, s);
@@ -198,6 +241,34 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
             CHECK(find_measurement(r, "attention.pipeline.step_time", {{"variant", v}}));
         }
     }
+}
+
+TEST_CASE("attention prefill of a prompt too large for the device: skipped, its memory recorded, the finding explains",
+          "[attention][memory]") {
+    DeviceSession& s = test::shared_session();
+    auto shape = tiny_shape();
+    shape.seq = 1u << 31;  // Q alone: 2 heads x 2^31 tokens x 64 floats = 1 TiB
+    auto probe = make_attention_prefill_probe();
+    const ProbeResult r = run_tiny(*probe, s, shape);
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::unsupported);
+    CHECK(r.attributes.contains("shape_skipped"));
+    CHECK(find_measurement(r, "attention.memory.device_bytes", {{"variant", "fused"}})->summary.median ==
+          4.0 * 2 * 2147483648.0 * 64 * 4 + 2 * 2 * 4);
+    const auto* fits = find_measurement(r, "attention.memory.max_batch_seq", {{"path", "fused"}});
+    REQUIRE(fits != nullptr);
+    CHECK(fits->summary.median < 2147483648.0);
+
+    RunReport report;
+    report.device = s.info();
+    report.results.push_back(r);
+    analyze(report, attention_rules());
+    const auto shape_finding = std::find_if(report.findings.begin(), report.findings.end(), [](const Finding& f) {
+        return f.id == "attention.memory.shape_does_not_fit";
+    });
+    REQUIRE(shape_finding != report.findings.end());
+    CHECK(shape_finding->severity == Severity::high);
+    CHECK_THAT(shape_finding->title, Catch::Contains("attention.prefill was skipped"));
 }
 
 TEST_CASE("an attention kernel that gets the softmax wrong fails verification", "[attention][verification]") {

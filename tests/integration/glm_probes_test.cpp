@@ -9,6 +9,7 @@
 
 #include "cl/device_session.hpp"
 #include "glm/glm_device.hpp"
+#include "glm/glm_memory.hpp"
 #include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
 #include "runtime/runner.hpp"
@@ -28,6 +29,14 @@ ProbeResult run_tiny(Probe& probe, DeviceSession& session, std::uint64_t rows, s
     options.glm.batch = batch;
     ProbeContext ctx{&session, options, earlier, nullptr};
     return run_probe(probe, ctx);
+}
+
+// Bytes of every buffer of one set of device data (CL_MEM_SIZE; CSR's index buffers too).
+std::uint64_t device_bytes(const DeviceData& d) {
+    std::uint64_t sum = 0;
+    for (const cl::Buffer* b : {&d.x, &d.y, &d.beta, &d.r, &d.partial, &d.g, &d.row_ptr, &d.cols})
+        if ((*b)()) sum += b->getInfo<CL_MEM_SIZE>();
+    return sum;
 }
 
 std::vector<GradientVariant> every_variant(const DeviceInfo& info) {
@@ -86,6 +95,10 @@ TEST_CASE("every GLM gradient variant matches the host double reference", "[glm]
             DeviceData row = upload_dense(s, d, Layout::row, false, beta, groups);
             DeviceData col = upload_dense(s, d, Layout::col, false, beta, groups);
             DeviceData sparse = upload_csr(s, m, d.y, false, beta, groups);
+            // The footprint model counts exactly the buffers the uploads created.
+            for (const DeviceData* data : {&row, &col, &sparse})
+                CHECK(device_bytes(*data) ==
+                      data_footprint({data->n, data->p, data->layout, data->format, data->fp64, 0.3, groups}).total);
             DeviceData row64, col64;
             if (s.info().fp64) {
                 row64 = upload_dense(s, d, Layout::row, true, beta, groups);
@@ -149,6 +162,20 @@ TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][pro
     CHECK(find_measurement(g, "glm.gradient.roofline_fraction") == nullptr);
     CHECK(g.attributes.contains("roofline_note"));
     CHECK(g.attributes.at("roofline_points").size() >= 8);
+    // Device memory of each set of data at the rows it ran, and the most rows one fp32 copy fits.
+    const auto* row_bytes =
+        find_measurement(g, "glm.memory.device_bytes", {{"format", "dense"}, {"layout", "row"}, {"precision", "fp32"}});
+    REQUIRE(row_bytes != nullptr);
+    CHECK(row_bytes->labels.at("rows") == "3001");
+    CHECK(row_bytes->summary.median > 3001.0 * 7 * 4);
+    CHECK(find_measurement(g, "glm.memory.largest_buffer", {{"format", "csr"}}) != nullptr);
+    const auto* dense_fit = find_measurement(g, "glm.memory.max_rows", {{"format", "dense"}});
+    const auto* csr_fit = find_measurement(g, "glm.memory.max_rows", {{"format", "csr"}});
+    REQUIRE(dense_fit != nullptr);
+    REQUIRE(csr_fit != nullptr);
+    CHECK(dense_fit->summary.median > 3001);
+    CHECK(csr_fit->summary.median > dense_fit->summary.median);  // one non-zero of 7 a row
+    CHECK(g.attributes.at("rows_requested") == 3001);
     for (const auto& m : g.measurements)
         for (double v : m.samples)
             CHECK(v > 0);

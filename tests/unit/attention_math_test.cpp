@@ -1,5 +1,6 @@
 // The attention workload's host maths: deterministic inputs, the reference, int8 and fp16 KV
-// encodings, request lengths and the padding each batching layout computes.
+// encodings, request lengths and the padding each batching layout computes, and the device memory
+// each variant's buffers take.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <set>
 
 #include "attention/attention_math.hpp"
+#include "attention/attention_memory.hpp"
 #include "attention/kv_quant.hpp"
 #include "attention/request_lengths.hpp"
 
@@ -122,4 +124,62 @@ TEST_CASE("buckets and padding fraction", "[attention]") {
     CHECK(padding_fraction(lengths, extents_of(lengths, two), true) <
           padding_fraction(lengths, extents_of(lengths, one), true));
     CHECK(length_buckets(lengths, 9).size() == 4);
+}
+
+TEST_CASE("attention prefill footprint: Q, K, V, O plus the head set (fused) or the score matrix (unfused)",
+          "[attention][memory]") {
+    const PrefillShape shape{2, 8, 512, 64};
+    const std::uint64_t tensor = 2ull * 8 * 512 * 64 * 4;  // 2 MiB
+    const Footprint fused = prefill_footprint(shape, PrefillPath::fused);
+    CHECK(fused.total == 4 * tensor + 2 * 16 * 4);
+    CHECK(fused.largest == tensor);
+    const Footprint unfused = prefill_footprint(shape, PrefillPath::unfused);
+    const std::uint64_t scores = 2ull * 8 * 512 * 512 * 4;  // 16 MiB
+    CHECK(unfused.total == 4 * tensor + scores);
+    CHECK(unfused.largest == scores);
+    // Absurd shapes saturate instead of wrapping around to something that fits.
+    const Footprint huge = prefill_footprint({4000000000u, 4000000000u, 4000000000u, 64}, PrefillPath::unfused);
+    CHECK(huge.total == UINT64_MAX);
+    CHECK_FALSE(huge.fits({UINT64_MAX - 1, UINT64_MAX}));
+}
+
+TEST_CASE("attention prefill capacity: the binding limit, exactly at the boundary", "[attention][memory]") {
+    const MemoryLimits limits{1ull << 30, 256ull << 20};  // 1 GiB global, 256 MiB per buffer
+    PrefillShape shape{1, 8, 0, 64};
+    // Unfused: the score matrix (32 seq^2 bytes) hits the allocation limit first.
+    CHECK(max_prefill_seq(shape, PrefillPath::unfused, limits) == 2896);
+    // Fused: 8192 seq bytes of tensors plus 64 of head offsets hit global memory at 2^17 - 1.
+    CHECK(max_prefill_seq(shape, PrefillPath::fused, limits) == 131071);
+    for (PrefillPath path : {PrefillPath::fused, PrefillPath::unfused}) {
+        shape.seq = max_prefill_seq(shape, path, limits);
+        CHECK(prefill_footprint(shape, path).fits(limits));
+        ++shape.seq;
+        CHECK_FALSE(prefill_footprint(shape, path).fits(limits));
+    }
+    // Batch 2: half the sequence, the same tokens less the larger head set's rounding.
+    CHECK(max_batch_seq({2, 8, 0, 64}, PrefillPath::fused, limits) == 2 * 65535);
+    CHECK(max_batch_seq({1, 8, 0, 64}, PrefillPath::fused, {}) == 0);
+    CHECK(max_prefill_seq(shape, PrefillPath::unfused, {UINT64_MAX, UINT64_MAX}) == UINT32_MAX);
+}
+
+TEST_CASE("attention decode footprint by KV-cache precision, as the probe creates its buffers", "[attention][memory]") {
+    const std::uint32_t bh = 8, kv_len = 300, d = 128, splits = 2;
+    const std::uint64_t io = 2 * 8 * 128 * 4, part = 8 * 2 * 130 * 4, fp32_cache = 8ull * 300 * 128 * 4;
+    const Footprint fp32 = decode_footprint(bh, kv_len, d, splits, KvPrecision::fp32);
+    CHECK(fp32.total == io + part + 2 * fp32_cache + 2 * 4);  // 4-byte placeholder scales
+    CHECK(fp32.largest == fp32_cache);
+    CHECK(decode_footprint(bh, kv_len, d, splits, KvPrecision::fp16).total == io + part + fp32_cache + 2 * 4);
+    // int8: one byte per value plus the scales quantize_int8 produces for the cache.
+    const Int8Values q = quantize_int8(random_values(std::size_t{bh} * kv_len * d, 3), kv_group_for(d));
+    const Footprint int8 = decode_footprint(bh, kv_len, d, splits, KvPrecision::int8);
+    CHECK(int8.total == io + part + 2 * (q.values.size() + q.scales.size() * 4));
+    CHECK(std::string(to_string(KvPrecision::int8)) == "int8");
+}
+
+TEST_CASE("attention decode splits: a few groups per compute unit, at least 256 keys each, at least 2",
+          "[attention][memory]") {
+    CHECK(decode_splits(4, 8, 2048) == 2);
+    CHECK(decode_splits(64, 2, 4096) == 16);  // 128 wanted, 16 chunks of 256 keys at most
+    CHECK(decode_splits(64, 2, 300) == 2);
+    CHECK(decode_splits(0, 0, 0) == 2);
 }

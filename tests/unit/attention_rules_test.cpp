@@ -2,7 +2,9 @@
 // below it or inside the noise, and says what is missing when its inputs are absent.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/report.hpp"
@@ -140,4 +142,107 @@ TEST_CASE("attention.host.offload: the host beating the best device prefill", "[
     CHECK_THAT(found.finding->title, Catch::Contains("2.0x"));
     CHECK_FALSE(evaluate("attention.host.offload", report_of({host, prefill("fused", "32x64", steady(0.04))})).finding);
     CHECK(evaluate("attention.host.offload", report_of({host})).not_evaluated);
+}
+
+namespace {
+
+constexpr double mib = 1024.0 * 1024;
+
+// A report of attention.prefill's memory measurements at batch 1 x seq 4096, 8 heads, head_dim 64,
+// on a device with 1000 MiB of global memory and 250 MiB per allocation.
+struct MemoryReport {
+    RunReport r;
+
+    MemoryReport() {
+        r.results.push_back(probe_result("attention.prefill", "kernel"));
+        DeviceInfo d = synthetic_device("gpu");
+        d.global_mem_bytes = static_cast<std::uint64_t>(1000 * mib);
+        d.max_alloc_bytes = static_cast<std::uint64_t>(250 * mib);
+        r.device = d;
+    }
+    MemoryReport& variant(const char* name, double total_mib, double largest_mib) {
+        const Labels labels{{"variant", name}, {"batch", "1"}, {"heads", "8"}, {"seq", "4096"}, {"head_dim", "64"}};
+        for (auto [metric, v] : {std::pair{"attention.memory.device_bytes", total_mib},
+                                 std::pair{"attention.memory.largest_buffer", largest_mib}})
+            r.results[0].measurements.push_back(
+                make_measurement(metric, "bytes", labels, {v * mib}, TimerKind::none, false));
+        return *this;
+    }
+    MemoryReport& capacity(const char* path, double tokens) {
+        r.results[0].measurements.push_back(make_measurement("attention.memory.max_batch_seq", "tokens",
+                                                             {{"path", path}, {"batch", "1"}}, {tokens},
+                                                             TimerKind::none, true));
+        return *this;
+    }
+    MemoryReport& attribute(const char* key) {
+        r.results[0].attributes[key] = "does not fit the device";
+        return *this;
+    }
+};
+
+const std::string unfused_id = "attention.memory.unfused_does_not_fit";
+const std::string shape_id = "attention.memory.shape_does_not_fit";
+
+std::optional<Severity> severity_of(const std::string& id, const RunReport& r) {
+    const auto found = evaluate(id, r);
+    CHECK_FALSE(found.not_evaluated);
+    if (!found.finding) return std::nullopt;
+    CHECK_FALSE(found.finding->estimated_gain);  // a capacity, not a speed-up
+    CHECK(found.finding->confidence == 1.0);
+    return found.finding->severity;
+}
+
+}  // namespace
+
+TEST_CASE("attention.memory.unfused_does_not_fit: from half the binding limit, graded beyond it",
+          "[rules][attention][memory]") {
+    // Half of global memory is the threshold; the sum binds here.
+    CHECK_FALSE(severity_of(unfused_id, MemoryReport().variant("unfused", 490, 100).r));
+    CHECK(severity_of(unfused_id, MemoryReport().variant("unfused", 510, 100).r) == Severity::low);
+    CHECK(severity_of(unfused_id, MemoryReport().variant("unfused", 1010, 100).r) == Severity::medium);
+    CHECK(severity_of(unfused_id, MemoryReport().variant("unfused", 2010, 100).r) == Severity::high);
+    // The score matrix alone over the allocation limit, the sum well inside global memory.
+    CHECK_FALSE(severity_of(unfused_id, MemoryReport().variant("unfused", 400, 120).r));
+    CHECK(severity_of(unfused_id, MemoryReport().variant("unfused", 400, 130).r) == Severity::low);
+    // The probe skipped the path (its own sizing leaves memory free): reported however small the share.
+    CHECK(severity_of(unfused_id, MemoryReport().variant("unfused", 200, 100).attribute("unfused_skipped").r) ==
+          Severity::info);
+
+    const RunReport r =
+        analyzed(MemoryReport().variant("unfused", 600, 260).capacity("unfused", 3000).capacity("fused", 200000).r,
+                 attention_rules(), unfused_id);
+    const Finding& f = ranked_finding(r, unfused_id, "kernel");
+    CHECK(f.severity == Severity::medium);
+    CHECK_THAT(f.title, Catch::Contains("does not fit") && Catch::Contains("largest allocation (250 MiB)") &&
+                            Catch::Contains("batch 1 x seq 4096") && Catch::Contains("seq 3000 at batch 1"));
+    CHECK_THAT(f.suggestion, Catch::Contains("fused") && Catch::Contains("batch x seq 200000"));
+    CHECK(f.evidence.size() == 5);  // bytes, largest buffer, both device limits, the unfused capacity
+
+    // Missing: no memory measurements, or no device limits.
+    check_not_evaluated(analyzed(MemoryReport().variant("fused", 10, 1).r, attention_rules(), unfused_id), unfused_id);
+    MemoryReport no_device;
+    no_device.variant("unfused", 2000, 100).r.device.reset();
+    check_not_evaluated(analyzed(no_device.r, attention_rules(), unfused_id), unfused_id);
+}
+
+TEST_CASE("attention.memory.shape_does_not_fit: the fused prefill beyond the device, or skipped by the probe",
+          "[rules][attention][memory]") {
+    CHECK_FALSE(severity_of(shape_id, MemoryReport().variant("fused", 990, 240).r));
+    CHECK(severity_of(shape_id, MemoryReport().variant("fused", 1010, 240).r) == Severity::low);
+    CHECK(severity_of(shape_id, MemoryReport().variant("fused", 800, 260).r) == Severity::low);  // one tensor too big
+    CHECK(severity_of(shape_id, MemoryReport().variant("fused", 1990, 240).r) == Severity::low);
+    CHECK(severity_of(shape_id, MemoryReport().variant("fused", 2010, 240).r) == Severity::medium);
+    CHECK(severity_of(shape_id, MemoryReport().variant("fused", 4010, 240).r) == Severity::high);
+    CHECK(severity_of(shape_id, MemoryReport().variant("fused", 900, 225).attribute("shape_skipped").r) ==
+          Severity::info);
+
+    const RunReport r =
+        analyzed(MemoryReport().variant("fused", 3000, 760).capacity("fused", 1300).capacity("unfused", 900).r,
+                 attention_rules(), shape_id);
+    const Finding& f = ranked_finding(r, shape_id, "kernel");
+    CHECK(f.severity == Severity::medium);
+    CHECK_THAT(f.title, Catch::Contains("3.0x") && Catch::Contains("largest allocation"));
+    CHECK_THAT(f.suggestion, Catch::Contains("batch x seq 1300") && Catch::Contains("batch x seq 900"));
+    check_not_evaluated(analyzed(MemoryReport().variant("unfused", 3000, 750).r, attention_rules(), shape_id),
+                        shape_id);
 }

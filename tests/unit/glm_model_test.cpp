@@ -1,9 +1,11 @@
 // The GLM host model: deterministic data, the reference gradient against finite differences of
-// the loss, the Cholesky solve and the host fit recovering the true beta.
+// the loss, the Cholesky solve and the host fit recovering the true beta; the device memory of one
+// set of gradient data and the most rows that fit.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
+#include "glm/glm_memory.hpp"
 #include "glm/glm_model.hpp"
 
 using namespace clprobe::glm;
@@ -93,4 +95,45 @@ TEST_CASE("default shapes grow with the mode", "[glm]") {
     CHECK(default_shape(Mode::quick).rows < default_shape(Mode::standard).rows);
     CHECK(default_shape(Mode::standard).rows < default_shape(Mode::full).rows);
     CHECK(default_shape(Mode::quick).cols == 64);
+}
+
+TEST_CASE("glm data footprint: X, y and the gradient's work buffers per layout, format and precision",
+          "[glm][memory]") {
+    DataShape s{1000, 13, Layout::row, Format::dense, false, 0.3, 64};
+    const std::uint64_t work =
+        13 * 4 + 1008 * 4 + 64 * 256 * 13 * 4 + 13 * 4;  // beta, r (n rounded to 16), partials, g
+    Footprint f = data_footprint(s);
+    CHECK(f.total == 1000 * 13 * 4 + 1000 * 4 + work);
+    CHECK(f.largest == 64 * 256 * 13 * 4);  // at 1000 rows the partial gradients outweigh X
+    s.layout = Layout::col;                 // every column padded to 1008 rows
+    CHECK(data_footprint(s).total == 1008 * 13 * 4 + 1008 * 4 + work);
+    s.layout = Layout::row;
+    s.fp64 = true;
+    CHECK(data_footprint(s).total == 2 * (1000 * 13 * 4 + 1000 * 4 + work));
+    s.fp64 = false;
+    s.format = Format::csr;  // 4 non-zeros per row: values, y, row pointers, columns; r has n rows
+    const CsrMatrix m = make_csr(1000, 13, 0.3, 7);
+    CHECK(m.nnz() == 1000ull * csr_nonzeros_per_row(13, 0.3));
+    CHECK(data_footprint(s).total ==
+          m.nnz() * 4 + 1000 * 4 + m.row_ptr.size() * 4 + m.cols.size() * 4 + work - 1008 * 4 + 1000 * 4);
+    CHECK(csr_nonzeros_per_row(64, 0.0) == 1);
+    CHECK(csr_nonzeros_per_row(64, 2.0) == 64);
+}
+
+TEST_CASE("glm max rows: the binding limit, exactly at the boundary", "[glm][memory]") {
+    const MemoryLimits limits{64ull << 20, 16ull << 20};  // 64 MiB global, 16 MiB per buffer
+    DataShape s{0, 64, Layout::row, Format::dense, false, 0.05, 64};
+    // X (256 bytes a row) reaches the allocation limit at 2^16 rows.
+    CHECK(max_rows(s, limits) == 65536);
+    for (Format format : {Format::dense, Format::csr}) {
+        s.format = format;
+        s.rows = max_rows(s, limits);
+        CHECK(data_footprint(s).fits(limits));
+        ++s.rows;
+        CHECK_FALSE(data_footprint(s).fits(limits));
+    }
+    s.format = Format::csr;
+    s.rows = 0;
+    CHECK(max_rows(s, limits) > 65536);     // 3 of 64 values a row: far more rows fit
+    CHECK(max_rows(s, {1024, 1024}) == 0);  // not even the partial gradients fit
 }

@@ -2,6 +2,7 @@
 // inside the noise, and says what is missing when its inputs are absent.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ void check_missing(const RunReport& r) {
 
 TEST_CASE("glm rules: every id is unique and documented in kernel layer", "[rules][glm]") {
     const auto rules = glm_rules();
-    CHECK(rules.size() == 9);
+    CHECK(rules.size() == 10);
     for (const auto& r : rules) {
         CHECK(r.id.rfind("glm.", 0) == 0);
         CHECK(r.layer == "kernel");
@@ -232,4 +233,65 @@ TEST_CASE("glm.format.sparse_dense names the faster storage format and the cross
     check_silent(
         analyzed(report_of({time_of(variant(), spread(1.0, 0.5)), time_of(csr, spread(1.6, 0.5))}), glm_rules(), id));
     check_missing(analyzed(report_of({time_of(variant(), steady(1.0))}), glm_rules(), id));
+}
+
+namespace {
+
+// glm.gradient's memory facts: the rows asked for (and, when it capped them, the rows it ran) and
+// the most rows one fp32 copy fits, dense and CSR, on a device that reports its limits.
+RunReport memory_report(double requested, double dense_max, std::optional<double> ran = std::nullopt) {
+    auto max_rows = [](const char* format, double rows) {
+        return make_measurement("glm.memory.max_rows", "rows", {{"format", format}, {"cols", "64"}}, {rows},
+                                TimerKind::none, true);
+    };
+    RunReport r =
+        report_with("glm.gradient", "kernel", {max_rows("dense", dense_max), max_rows("csr", 15 * dense_max)});
+    r.results[0].attributes["rows_requested"] = requested;
+    if (ran) {
+        r.results[0].attributes["rows_capped_from"] = requested;
+        r.results[0].attributes["rows"] = *ran;
+    }
+    DeviceInfo d = synthetic_device("gpu");
+    d.global_mem_bytes = 4ull << 30;
+    d.max_alloc_bytes = 1ull << 30;
+    r.device = d;
+    return r;
+}
+
+std::optional<Severity> memory_severity(const RunReport& r) {
+    const RunReport done = analyzed(r, glm_rules(), "glm.memory.shape_does_not_fit");
+    CHECK(done.rules_not_evaluated.empty());
+    if (done.findings.empty()) return std::nullopt;
+    const Finding& f = only_finding(done, "glm.memory.shape_does_not_fit", "kernel");
+    CHECK_FALSE(f.estimated_gain);  // a capacity, not a speed-up
+    return f.severity;
+}
+
+}  // namespace
+
+TEST_CASE("glm.memory.shape_does_not_fit: requested rows beyond one dense copy, graded; capped rows explained",
+          "[rules][glm][memory]") {
+    CHECK_FALSE(memory_severity(memory_report(999999, 1000000)));
+    CHECK(memory_severity(memory_report(1000001, 1000000)) == Severity::low);
+    CHECK(memory_severity(memory_report(1999999, 1000000)) == Severity::low);
+    CHECK(memory_severity(memory_report(2000000, 1000000)) == Severity::medium);
+    CHECK(memory_severity(memory_report(4000000, 1000000)) == Severity::high);
+    CHECK(memory_severity(memory_report(1000, 0)) == Severity::high);  // not even one row fits
+    // Within one copy, but the probe's side-by-side copies were capped.
+    CHECK(memory_severity(memory_report(500000, 1000000, 200000)) == Severity::info);
+
+    const RunReport r = analyzed(memory_report(3000000, 1000000, 150000), glm_rules(), "glm.memory.shape_does_not_fit");
+    const Finding& f = only_finding(r, "glm.memory.shape_does_not_fit", "kernel");
+    CHECK_THAT(f.title,
+               Catch::Contains("3000000 rows x 64") && Catch::Contains("1000000 rows") && Catch::Contains("150000"));
+    CHECK_THAT(f.suggestion, Catch::Contains("mini-batches") && Catch::Contains("CSR"));
+    CHECK(f.evidence.size() == 5);  // requested rows, dense and CSR capacities, both device limits
+
+    // Missing: no capacity measurement, or no requested rows.
+    RunReport no_capacity = memory_report(10, 1000000);
+    no_capacity.results[0].measurements.clear();
+    check_missing(analyzed(no_capacity, glm_rules(), "glm.memory.shape_does_not_fit"));
+    RunReport no_request = memory_report(10, 1000000);
+    no_request.results[0].attributes.erase("rows_requested");
+    check_missing(analyzed(no_request, glm_rules(), "glm.memory.shape_does_not_fit"));
 }
