@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "render/trace_summary_text.hpp"
 #include "rules/trust.hpp"
 
 namespace clprobe {
@@ -156,6 +157,7 @@ std::string render_text(const RunReport& r, const TextOptions& o) {
     out += fmt::format("run:    {} · mode {} · {:.1f} s\n\n", r.created_at, mode, r.wall_seconds);
     render_trust(out, r, o, p);
     out += "\n";
+    out += render_trace_summary(r);
     render_findings(out, r, p);
     out += "\n";
     render_results(out, r, o, p);

@@ -116,10 +116,11 @@ std::optional<TraceFacts> trace_facts_from_json(const json& j) {
     try {
         TraceFacts f;
         f.run = run_from_json(j.value("run", json::object()));
-        // Named: a range-for over items() of a temporary would outlive the temporary.
+        // In AppStage order (a JSON object's keys come back sorted by name).
         const json stages = j.value("stages", json::object());
-        for (const auto& [name, seconds] : stages.items())
-            if (const auto stage = app_stage_from(name)) f.stages.push_back({*stage, seconds.get<double>()});
+        for (AppStage stage : all_app_stages)
+            if (const auto it = stages.find(std::string(to_string(stage))); it != stages.end())
+                f.stages.push_back({stage, it->get<double>()});
         f.devices = j.value("devices", std::vector<TracedDeviceFacts>{});
         f.kernels = j.value("kernels", std::vector<KernelFacts>{});
         f.transfers = j.value("transfers", std::vector<TransferFacts>{});
