@@ -2,14 +2,18 @@
 //
 // Timestamps: each successful enqueue that yields an event leaves the layer holding a reference to
 // it. If the program asked for the event, the layer retains it; if not, the layer passes the driver
-// an event slot of its own, so the program sees no difference. Pending events are polled, never
-// waited for, after the calls that make them complete (clFinish, clWaitForEvents, a blocking
-// enqueue), on enqueues once a queue holds many, at the queue's release and at exit.
+// an event slot of its own, so the program sees no difference. E and W are staged (command_log.hpp)
+// and written in batches; after each batch the layer polls the pending events of the queues it
+// touched (never waiting), and also at a queue's release and at exit.
+//
+// The hooks keep the time between the driver's return and their own to a clock read and a copy:
+// see command_log.hpp for why that time matters so much more than its length.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 
+#include "layer/command_log.hpp"
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/record_line.hpp"
@@ -85,73 +89,58 @@ constexpr CommandName command_names[] = {
 };
 static_assert(std::size(command_names) == static_cast<size_t>(Command::svm_migrate) + 1);
 
-std::atomic<uint64_t> last_seq{0};
-
-void write_wait(uint64_t t0, uint64_t t1, const char* op, cl_command_queue q) {
-    RecordLine line('W');
-    line.num(t0).num(t1).num(static_cast<uint64_t>(thread_id())).word(op).handle(q);
-    emit(line.line());
+// The time at a hook's entry, after writing out this thread's staged calls if that is due.
+uint64_t entry_time() {
+    const uint64_t now = now_ns();
+    return flush_staged_if_due(now) ? now_ns() : now;
 }
 
-// One enqueue: what E says about it, filled in before the call, written once it returns.
-struct Enqueue {
-    Enqueue(Command c, cl_command_queue q) : command(c), queue(q) {}
+void stage_wait(uint64_t t0, uint64_t t1, const char* op, cl_command_queue q) {
+    StagedCall w;
+    w.kind = StagedCall::Kind::wait;
+    w.t0 = t0;
+    w.t1 = t1;
+    w.name = op;
+    w.queue = q;
+    stage(w);
+}
 
-    Command command;
-    cl_command_queue queue;
-    cl_kernel kernel = nullptr;
-    uint64_t bytes = 0;
-    bool blocking = false;
-    HostMemory host = HostMemory::none;
-    unsigned dims = 0;  // 0: not a kernel launch, sizes "-"
-    size_t global[3] = {1, 1, 1};
-    size_t local[3] = {1, 1, 1};
-    bool local_auto = false;
-    uint32_t buffers = 0;
-    uint64_t t0 = 0;
+// One enqueue: what E says about it, filled in before the call, staged once it returns.
+struct Enqueue {
+    Enqueue(Command c, cl_command_queue q) : wait_op(command_names[static_cast<size_t>(c)].wait) {
+        call.name = command_names[static_cast<size_t>(c)].command;
+        call.queue = q;
+    }
+
+    StagedCall call;
+    const char* wait_op;
     cl_event own_event = nullptr;
 
     // The event slot the driver gets: the program's, or the layer's own when the program passed none.
     cl_event* slot(cl_event* program_event) { return program_event ? program_event : &own_event; }
 
-    // Calls `call(slot)`, the driver's entry point, timing it; then records it.
-    template <typename Call>
-    cl_int run(cl_event* program_event, Call call) {
-        t0 = now_ns();
-        return done(call(slot(program_event)), program_event);
+    // Calls `driver(slot)`, the driver's entry point, timing it; then stages the call.
+    template <typename Driver>
+    cl_int run(cl_event* program_event, Driver driver) {
+        begin();
+        return done(driver(slot(program_event)), program_event);
     }
 
-    // Records the call that began at t0 and returned `status`, and keeps its event.
-    cl_int done(cl_int status, cl_event* program_event) {
-        const uint64_t t1 = now_ns();
-        const uint64_t seq = last_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-        const CommandName& name = command_names[static_cast<size_t>(command)];
-        RecordLine e('E');
-        e.num(seq).num(t0).num(t1).num(static_cast<uint64_t>(thread_id())).handle(queue).word(name.command);
-        e.handle(kernel).num(bytes).num(blocking ? 1 : 0).word(host_memory_name(host));
-        if (dims) {
-            e.sizes(global, dims);
-            if (local_auto)
-                e.word("0");
-            else
-                e.sizes(local, dims);
-        } else {
-            e.word("-").word("-");
-        }
-        e.num(buffers).snum(status);
-        emit(e.line());
-        if (status != CL_SUCCESS) return status;
+    // Right before the driver call: the staged calls are written now if due, then the clock starts.
+    void begin() { call.t0 = entry_time(); }
 
-        QueueState* qs = queue_state(queue);
-        if (cl_event ev = program_event ? *program_event : own_event) {
-            // The program's event stays the program's: the layer's extra reference goes once T is written.
-            if (program_event) next.clRetainEvent(ev);
-            watch_event(qs, ev, seq);
+    // Stages the call that began at t0 and returned `status`, with the event the layer now holds.
+    cl_int done(cl_int status, cl_event* program_event) {
+        call.t1 = now_ns();
+        call.status = status;
+        if (status == CL_SUCCESS) {
+            // The program's event stays the program's: the layer's extra reference goes once T is
+            // written. It is taken now, as the program may release its event at once.
+            call.event = program_event ? *program_event : own_event;
+            if (program_event && call.event) next.clRetainEvent(call.event);
         }
-        if (blocking) {
-            write_wait(t0, t1, name.wait, queue);
-            drain(qs, SIZE_MAX, qs->in_order);
-        }
+        stage(call);
+        if (call.blocking && status == CL_SUCCESS) stage_wait(call.t0, call.t1, wait_op, call.queue);
         return status;
     }
 };
@@ -167,6 +156,8 @@ uint32_t element_size_of(cl_mem image) {
 }
 
 HostMemory host_memory_of(const void* p) {
+    // Most programs map nothing and allocate no SVM: then every host pointer is pageable.
+    if (objects().host_ranges.load(std::memory_order_relaxed) == 0) return HostMemory::pageable;
     std::lock_guard lock(objects().mu);
     return objects().host_memory(p);
 }
@@ -177,10 +168,10 @@ uint64_t image_bytes(cl_mem image, const size_t* region) {
 }
 
 // The distinct buffers bound to a kernel's arguments: their summed sizes and their number.
-void kernel_footprint(Enqueue& e) {
+void compute_footprint(cl_kernel kernel, uint64_t& bytes, uint32_t& buffers) {
     std::lock_guard lock(objects().mu);
     const auto& o = objects();
-    const auto it = o.kernels.find(e.kernel);
+    const auto it = o.kernels.find(kernel);
     if (it == o.kernels.end()) return;
     const auto& args = it->second.args;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -188,19 +179,38 @@ void kernel_footprint(Enqueue& e) {
         if (std::any_of(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i),
                         [&](const KernelArg& b) { return b.key == a.key && b.svm == a.svm; }))
             continue;
-        uint64_t bytes = 0;
+        uint64_t size = 0;
         if (a.svm) {
             const auto s = o.svm.find(a.key);
             if (s == o.svm.end()) continue;
-            bytes = s->second;
+            size = s->second;
         } else {
             const auto m = o.mems.find(reinterpret_cast<cl_mem>(a.key));
             if (m == o.mems.end()) continue;  // released since it was bound
-            bytes = m->second.bytes;
+            size = m->second.bytes;
         }
-        e.bytes += bytes;
-        ++e.buffers;
+        bytes += size;
+        ++buffers;
     }
+}
+
+// Programs launch the same kernel with the same buffers over and over: the thread remembers its
+// last answer until any binding changes (binding_version), so most launches skip the lookup.
+void kernel_footprint(Enqueue& e) {
+    struct Cached {
+        cl_kernel kernel;
+        uint64_t version;
+        uint64_t bytes;
+        uint32_t buffers;
+    };
+    thread_local Cached cached{};
+    const uint64_t version = binding_version.load(std::memory_order_acquire);
+    if (cached.kernel != e.call.kernel || cached.version != version) {
+        cached = {e.call.kernel, version, 0, 0};
+        compute_footprint(e.call.kernel, cached.bytes, cached.buffers);
+    }
+    e.call.bytes = cached.bytes;
+    e.call.buffers = cached.buffers;
 }
 
 void mem_list_footprint(Enqueue& e, cl_uint n, const cl_mem* mems) {
@@ -210,8 +220,8 @@ void mem_list_footprint(Enqueue& e, cl_uint n, const cl_mem* mems) {
         if (std::find(mems, mems + i, mems[i]) != mems + i) continue;
         const auto it = objects().mems.find(mems[i]);
         if (it == objects().mems.end()) continue;
-        e.bytes += it->second.bytes;
-        ++e.buffers;
+        e.call.bytes += it->second.bytes;
+        ++e.call.buffers;
     }
 }
 
@@ -223,13 +233,13 @@ cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_u
                                            const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
     Enqueue e(Command::kernel, q);
-    e.kernel = k;
-    e.dims = std::clamp<cl_uint>(dims, 1, 3);
-    for (unsigned i = 0; i < e.dims && i < dims; ++i) {
-        if (global) e.global[i] = global[i];
-        if (local) e.local[i] = local[i];
+    e.call.kernel = k;
+    e.call.dims = std::clamp<cl_uint>(dims, 1, 3);
+    for (unsigned i = 0; i < e.call.dims && i < dims; ++i) {
+        if (global) e.call.global[i] = global[i];
+        if (local) e.call.local[i] = local[i];
     }
-    e.local_auto = !local;
+    e.call.local_auto = !local;
     kernel_footprint(e);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, slot);
@@ -239,8 +249,8 @@ cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_u
 cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueTask(q, k, nwait, wait, ev);
     Enqueue e(Command::task, q);
-    e.kernel = k;
-    e.dims = 1;  // one work-item: sizes 1,1,1
+    e.call.kernel = k;
+    e.call.dims = 1;  // one work-item: sizes 1,1,1
     kernel_footprint(e);
     return e.run(ev, [&](cl_event* slot) { return next.clEnqueueTask(q, k, nwait, wait, slot); });
 }
@@ -264,9 +274,10 @@ cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blo
                                        void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
     Enqueue e(Command::read, q);
-    e.bytes = size;
-    e.blocking = blocking;
-    e.host = host_memory_of(ptr);
+    e.call.mem = b;
+    e.call.bytes = size;
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, slot);
     });
@@ -276,9 +287,10 @@ cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool bl
                                         const void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
     Enqueue e(Command::write, q);
-    e.bytes = size;
-    e.blocking = blocking;
-    e.host = host_memory_of(ptr);
+    e.call.mem = b;
+    e.call.bytes = size;
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, slot);
     });
@@ -288,7 +300,8 @@ cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue q, cl_mem src, cl_mem ds
                                        size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueCopyBuffer(q, src, dst, src_offset, dst_offset, size, nwait, wait, ev);
     Enqueue e(Command::copy, q);
-    e.bytes = size;
+    e.call.mem = dst;
+    e.call.bytes = size;
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueCopyBuffer(q, src, dst, src_offset, dst_offset, size, nwait, wait, slot);
     });
@@ -298,7 +311,8 @@ cl_int CL_API_CALL enqueue_fill_buffer(cl_command_queue q, cl_mem b, const void*
                                        size_t offset, size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, nwait, wait, ev);
     Enqueue e(Command::fill, q);
-    e.bytes = size;
+    e.call.mem = b;
+    e.call.bytes = size;
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, nwait, wait, slot);
     });
@@ -312,9 +326,10 @@ cl_int CL_API_CALL enqueue_read_buffer_rect(cl_command_queue q, cl_mem b, cl_boo
         return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait, ev);
     Enqueue e(Command::read_rect, q);
-    e.bytes = region_product(region);
-    e.blocking = blocking;
-    e.host = host_memory_of(ptr);
+    e.call.mem = b;
+    e.call.bytes = region_product(region);
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
@@ -332,9 +347,10 @@ cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem b, cl_bo
                                              buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
                                              ev);
     Enqueue e(Command::write_rect, q);
-    e.bytes = region_product(region);
-    e.blocking = blocking;
-    e.host = host_memory_of(ptr);
+    e.call.mem = b;
+    e.call.bytes = region_product(region);
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                              buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
@@ -350,7 +366,8 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue q, cl_mem src, cl_m
         return next.clEnqueueCopyBufferRect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
                                             dst_row_pitch, dst_slice_pitch, nwait, wait, ev);
     Enqueue e(Command::copy_rect, q);
-    e.bytes = region_product(region);
+    e.call.mem = dst;
+    e.call.bytes = region_product(region);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueCopyBufferRect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
                                             dst_row_pitch, dst_slice_pitch, nwait, wait, slot);
@@ -367,17 +384,19 @@ void note_mapped(void* p, uint64_t bytes, cl_mem m) {
     region.pinned = pinned;
     region.mem = m;
     ++region.count;
+    o.count_host_ranges();
 }
 
 void* CL_API_CALL enqueue_map_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_flags flags, size_t offset,
                                      size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev, cl_int* err) {
     if (!recording()) return next.clEnqueueMapBuffer(q, b, blocking, flags, offset, size, nwait, wait, ev, err);
     Enqueue e(Command::map, q);
-    e.bytes = size;
-    e.blocking = blocking;
+    e.call.mem = b;
+    e.call.bytes = size;
+    e.call.blocking = blocking;
     cl_int own_status = CL_SUCCESS;
     cl_int* status = err ? err : &own_status;
-    e.t0 = now_ns();
+    e.begin();
     void* p = next.clEnqueueMapBuffer(q, b, blocking, flags, offset, size, nwait, wait, e.slot(ev), status);
     if (*status == CL_SUCCESS) note_mapped(p, size, b);
     e.done(*status, ev);
@@ -388,17 +407,19 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue q, cl_mem m, void* 
                                             cl_event* ev) {
     if (!recording()) return next.clEnqueueUnmapMemObject(q, m, p, nwait, wait, ev);
     Enqueue e(Command::unmap, q);
+    e.call.mem = m;
     {
         std::lock_guard lock(objects().mu);
         const auto it = objects().mapped.find(reinterpret_cast<uintptr_t>(p));
-        if (it != objects().mapped.end()) e.bytes = it->second.bytes;
+        if (it != objects().mapped.end()) e.call.bytes = it->second.bytes;
     }
-    e.t0 = now_ns();
+    e.begin();
     const cl_int status = next.clEnqueueUnmapMemObject(q, m, p, nwait, wait, e.slot(ev));
     if (status == CL_SUCCESS) {
         std::lock_guard lock(objects().mu);
         const auto it = objects().mapped.find(reinterpret_cast<uintptr_t>(p));
         if (it != objects().mapped.end() && --it->second.count == 0) objects().mapped.erase(it);
+        objects().count_host_ranges();
     }
     return e.done(status, ev);
 }
@@ -409,7 +430,7 @@ cl_int CL_API_CALL enqueue_migrate_mem_objects(cl_command_queue q, cl_uint n, co
     if (!recording()) return next.clEnqueueMigrateMemObjects(q, n, mems, flags, nwait, wait, ev);
     Enqueue e(Command::migrate, q);
     mem_list_footprint(e, n, mems);
-    e.buffers = 0;  // E counts buffers for kernels only
+    e.call.buffers = 0;  // E counts buffers for kernels only
     return e.run(ev,
                  [&](cl_event* slot) { return next.clEnqueueMigrateMemObjects(q, n, mems, flags, nwait, wait, slot); });
 }
@@ -424,9 +445,10 @@ cl_int CL_API_CALL enqueue_read_image(cl_command_queue q, cl_mem image, cl_bool 
         return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                        ev);
     Enqueue e(Command::read_image, q);
-    e.bytes = image_bytes(image, region);
-    e.blocking = blocking;
-    e.host = host_memory_of(ptr);
+    e.call.mem = image;
+    e.call.bytes = image_bytes(image, region);
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                        slot);
@@ -440,9 +462,10 @@ cl_int CL_API_CALL enqueue_write_image(cl_command_queue q, cl_mem image, cl_bool
         return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                         ev);
     Enqueue e(Command::write_image, q);
-    e.bytes = image_bytes(image, region);
-    e.blocking = blocking;
-    e.host = host_memory_of(ptr);
+    e.call.mem = image;
+    e.call.bytes = image_bytes(image, region);
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                         slot);
@@ -454,7 +477,8 @@ cl_int CL_API_CALL enqueue_copy_image(cl_command_queue q, cl_mem src, cl_mem dst
                                       const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, ev);
     Enqueue e(Command::copy_image, q);
-    e.bytes = image_bytes(src, region);
+    e.call.mem = dst;
+    e.call.bytes = image_bytes(src, region);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, slot);
     });
@@ -466,7 +490,8 @@ cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue q, cl_mem src, 
     if (!recording())
         return next.clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait, ev);
     Enqueue e(Command::copy_image_to_buffer, q);
-    e.bytes = image_bytes(src, region);
+    e.call.mem = dst;
+    e.call.bytes = image_bytes(src, region);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait, slot);
     });
@@ -478,7 +503,8 @@ cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue q, cl_mem src, 
     if (!recording())
         return next.clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait, ev);
     Enqueue e(Command::copy_buffer_to_image, q);
-    e.bytes = image_bytes(dst, region);
+    e.call.mem = dst;
+    e.call.bytes = image_bytes(dst, region);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait, slot);
     });
@@ -488,7 +514,8 @@ cl_int CL_API_CALL enqueue_fill_image(cl_command_queue q, cl_mem image, const vo
                                       const size_t* region, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueFillImage(q, image, color, origin, region, nwait, wait, ev);
     Enqueue e(Command::fill_image, q);
-    e.bytes = image_bytes(image, region);
+    e.call.mem = image;
+    e.call.bytes = image_bytes(image, region);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueFillImage(q, image, color, origin, region, nwait, wait, slot);
     });
@@ -501,16 +528,17 @@ void* CL_API_CALL enqueue_map_image(cl_command_queue q, cl_mem image, cl_bool bl
         return next.clEnqueueMapImage(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, nwait, wait,
                                       ev, err);
     Enqueue e(Command::map_image, q);
-    e.bytes = image_bytes(image, region);
-    e.blocking = blocking;
+    e.call.mem = image;
+    e.call.bytes = image_bytes(image, region);
+    e.call.blocking = blocking;
     cl_int own_status = CL_SUCCESS;
     cl_int* status = err ? err : &own_status;
-    e.t0 = now_ns();
+    e.begin();
     void* p = next.clEnqueueMapImage(q, image, blocking, flags, origin, region, row_pitch, slice_pitch, nwait, wait,
                                      e.slot(ev), status);
     if (*status == CL_SUCCESS) {
         // The host sees rows row_pitch apart: the mapped span covers the pitch, not just the pixels.
-        uint64_t span = e.bytes;
+        uint64_t span = e.call.bytes;
         if (region && row_pitch && *row_pitch) {
             const uint64_t rows = uint64_t{region[1]} * region[2];
             span = std::max(span, *row_pitch * rows);
@@ -544,7 +572,7 @@ cl_int CL_API_CALL enqueue_barrier_with_wait_list(cl_command_queue q, cl_uint nw
 cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_event* ev) {
     if (!recording()) return next.clEnqueueMarker(q, ev);
     Enqueue e(Command::marker, q);
-    e.t0 = now_ns();
+    e.begin();
     return e.done(next.clEnqueueMarker(q, ev), ev);
 }
 
@@ -552,7 +580,7 @@ cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_event* ev) {
 cl_int CL_API_CALL enqueue_barrier(cl_command_queue q) {
     if (!recording()) return next.clEnqueueBarrier(q);
     Enqueue e(Command::barrier, q);
-    e.t0 = now_ns();
+    e.begin();
     return e.done(next.clEnqueueBarrier(q), nullptr);
 }
 
@@ -564,11 +592,11 @@ cl_int CL_API_CALL enqueue_svm_free(cl_command_queue q, cl_uint n, void** ptrs,
                                     cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueSVMFree(q, n, ptrs, free_fn, user, nwait, wait, ev);
     Enqueue e(Command::svm_free, q);
-    e.host = HostMemory::svm;
+    e.call.host = HostMemory::svm;
     if (ptrs) {
         std::lock_guard lock(objects().mu);
         for (cl_uint i = 0; i < n; ++i)
-            e.bytes += objects().svm_allocation(ptrs[i]).bytes;
+            e.call.bytes += objects().svm_allocation(ptrs[i]).bytes;
     }
     const cl_int status =
         e.run(ev, [&](cl_event* slot) { return next.clEnqueueSVMFree(q, n, ptrs, free_fn, user, nwait, wait, slot); });
@@ -576,15 +604,18 @@ cl_int CL_API_CALL enqueue_svm_free(cl_command_queue q, cl_uint n, void** ptrs,
     // otherwise the driver frees it when the command runs, and R dates from the enqueue.
     if (status == CL_SUCCESS && !free_fn && ptrs) {
         const uint64_t t1 = now_ns();
+        flush_staged();  // R follows the E of the free
         for (cl_uint i = 0; i < n; ++i) {
             bool tracked;
             {
                 std::lock_guard lock(objects().mu);
                 tracked = objects().svm.erase(reinterpret_cast<uintptr_t>(ptrs[i])) > 0;
+                objects().count_host_ranges();
             }
             if (!tracked) continue;
+            binding_version.fetch_add(1, std::memory_order_release);
             RecordLine line('R');
-            line.num(e.t0).num(t1).handle(ptrs[i]);
+            line.num(e.call.t0).num(t1).handle(ptrs[i]);
             emit(line.line());
         }
     }
@@ -602,9 +633,9 @@ cl_int CL_API_CALL enqueue_svm_memcpy(cl_command_queue q, cl_bool blocking, void
                                       cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueSVMMemcpy(q, blocking, dst, src, size, nwait, wait, ev);
     Enqueue e(Command::svm_memcpy, q);
-    e.bytes = size;
-    e.blocking = blocking;
-    e.host = svm_copy_host_memory(dst, src);
+    e.call.bytes = size;
+    e.call.blocking = blocking;
+    e.call.host = svm_copy_host_memory(dst, src);
     return e.run(
         ev, [&](cl_event* slot) { return next.clEnqueueSVMMemcpy(q, blocking, dst, src, size, nwait, wait, slot); });
 }
@@ -613,8 +644,8 @@ cl_int CL_API_CALL enqueue_svm_mem_fill(cl_command_queue q, void* p, const void*
                                         size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueSVMMemFill(q, p, pattern, pattern_size, size, nwait, wait, ev);
     Enqueue e(Command::svm_memfill, q);
-    e.bytes = size;
-    e.host = HostMemory::svm;
+    e.call.bytes = size;
+    e.call.host = HostMemory::svm;
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueSVMMemFill(q, p, pattern, pattern_size, size, nwait, wait, slot);
     });
@@ -624,9 +655,9 @@ cl_int CL_API_CALL enqueue_svm_map(cl_command_queue q, cl_bool blocking, cl_map_
                                    cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueSVMMap(q, blocking, flags, p, size, nwait, wait, ev);
     Enqueue e(Command::svm_map, q);
-    e.bytes = size;
-    e.blocking = blocking;
-    e.host = HostMemory::svm;
+    e.call.bytes = size;
+    e.call.blocking = blocking;
+    e.call.host = HostMemory::svm;
     const cl_int status =
         e.run(ev, [&](cl_event* slot) { return next.clEnqueueSVMMap(q, blocking, flags, p, size, nwait, wait, slot); });
     if (status == CL_SUCCESS) {
@@ -639,11 +670,11 @@ cl_int CL_API_CALL enqueue_svm_map(cl_command_queue q, cl_bool blocking, cl_map_
 cl_int CL_API_CALL enqueue_svm_unmap(cl_command_queue q, void* p, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueSVMUnmap(q, p, nwait, wait, ev);
     Enqueue e(Command::svm_unmap, q);
-    e.host = HostMemory::svm;
+    e.call.host = HostMemory::svm;
     {
         std::lock_guard lock(objects().mu);
         const auto it = objects().svm_maps.find(reinterpret_cast<uintptr_t>(p));
-        if (it != objects().svm_maps.end()) e.bytes = it->second;
+        if (it != objects().svm_maps.end()) e.call.bytes = it->second;
     }
     const cl_int status = e.run(ev, [&](cl_event* slot) { return next.clEnqueueSVMUnmap(q, p, nwait, wait, slot); });
     if (status == CL_SUCCESS) {
@@ -658,12 +689,12 @@ cl_int CL_API_CALL enqueue_svm_migrate_mem(cl_command_queue q, cl_uint n, const 
                                            cl_event* ev) {
     if (!recording()) return next.clEnqueueSVMMigrateMem(q, n, ptrs, sizes, flags, nwait, wait, ev);
     Enqueue e(Command::svm_migrate, q);
-    e.host = HostMemory::svm;
+    e.call.host = HostMemory::svm;
     if (ptrs) {
         std::lock_guard lock(objects().mu);
         // A size of 0 (or no sizes) means the whole allocation.
         for (cl_uint i = 0; i < n; ++i)
-            e.bytes += sizes && sizes[i] ? sizes[i] : objects().svm_allocation(ptrs[i]).bytes;
+            e.call.bytes += sizes && sizes[i] ? sizes[i] : objects().svm_allocation(ptrs[i]).bytes;
     }
     return e.run(
         ev, [&](cl_event* slot) { return next.clEnqueueSVMMigrateMem(q, n, ptrs, sizes, flags, nwait, wait, slot); });
@@ -674,21 +705,17 @@ cl_int CL_API_CALL enqueue_svm_migrate_mem(cl_command_queue q, cl_uint n, const 
 
 cl_int CL_API_CALL finish(cl_command_queue q) {
     if (!recording()) return next.clFinish(q);
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = entry_time();
     const cl_int rc = next.clFinish(q);
-    write_wait(t0, now_ns(), "finish", q);
-    // Everything enqueued to q before has ended: poll it all (out of order too).
-    if (rc == CL_SUCCESS) drain(queue_state(q), SIZE_MAX, false);
+    stage_wait(t0, now_ns(), "finish", q);
     return rc;
 }
 
 cl_int CL_API_CALL wait_for_events(cl_uint n, const cl_event* events) {
     if (!recording()) return next.clWaitForEvents(n, events);
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = entry_time();
     const cl_int rc = next.clWaitForEvents(n, events);
-    write_wait(t0, now_ns(), "wait_events", nullptr);
-    // The events may belong to any queue; polling each queue's oldest commands costs little.
-    drain_all_queues();
+    stage_wait(t0, now_ns(), "wait_events", nullptr);
     return rc;
 }
 

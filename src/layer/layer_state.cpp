@@ -7,12 +7,15 @@
 #include <string>
 #include <thread>
 
+#include "layer/command_log.hpp"
 #include "layer/record_line.hpp"
 
 namespace clprobe::layer {
 
 cl_icd_dispatch next;
 std::atomic<bool> g_recording{false};
+std::atomic<bool> g_forked_child{false};
+std::atomic<uint64_t> binding_version{1};
 
 TraceWriter& writer() {
     static TraceWriter* w = new TraceWriter;
@@ -70,11 +73,6 @@ SvmAllocation Objects::svm_allocation(const void* ptr) const {
     return {};
 }
 
-uint64_t Objects::mem_bytes(cl_mem m) const {
-    const auto it = mems.find(m);
-    return it == mems.end() ? 0 : it->second.bytes;
-}
-
 namespace {
 
 std::string device_text(cl_device_id d, cl_device_info what) {
@@ -113,7 +111,7 @@ void write_queue(cl_command_queue q, cl_device_id device, cl_command_queue_prope
 }
 
 // Whether the pending command ended; if so appends its T to `out` and drops the layer's reference.
-bool poll(const PendingEvent& e, std::string& out) {
+bool poll(const PendingEvent& e, RecordBatch& out) {
     cl_int status = CL_COMPLETE;
     const cl_int rc = next.clGetEventInfo(e.event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
     if (rc != CL_SUCCESS)
@@ -131,13 +129,13 @@ bool poll(const PendingEvent& e, std::string& out) {
     }
     RecordLine line('T');
     line.num(e.seq).num(ns[0]).num(ns[1]).num(ns[2]).num(ns[3]).snum(status);
-    out.append(line.line());
+    out.add(line.line());
     next.clReleaseEvent(e.event);
     return true;
 }
 
 // With the queue's lock held. Ended events leave the list; the rest keep their order.
-void poll_pending(std::deque<PendingEvent>& pending, size_t max_polls, bool stop_at_busy, std::string& out) {
+void poll_pending(std::deque<PendingEvent>& pending, size_t max_polls, bool stop_at_busy, RecordBatch& out) {
     const size_t n = std::min(max_polls, pending.size());
     size_t ended = 0;
     for (size_t i = 0; i < n; ++i) {
@@ -163,15 +161,6 @@ bool lock_within(std::unique_lock<Mutex>& lock, int ms) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return true;
-}
-
-std::vector<QueueState*> all_queues() {
-    std::vector<QueueState*> out;
-    std::lock_guard lock(objects().mu);
-    out.reserve(objects().queues.size());
-    for (auto& [q, s] : objects().queues)
-        out.push_back(s.get());
-    return out;
 }
 
 }  // namespace
@@ -230,41 +219,32 @@ QueueState* find_queue_state(cl_command_queue q) {
     return it == objects().queues.end() ? nullptr : it->second.get();
 }
 
-void watch_event(QueueState* qs, cl_event event, uint64_t seq) {
+void watch_events(QueueState* qs, const PendingEvent* events, size_t n) {
     // A program that never waits (only flushes, or polls its own events) would otherwise grow the
-    // list without bound: past this many, each enqueue polls a few of the oldest.
+    // list without bound: past this many, a few of the oldest are polled.
     constexpr size_t crowded = 256;
     constexpr size_t polls_when_crowded = 16;
     bool poll_some;
     {
         std::lock_guard lock(qs->mu);
-        qs->pending.push_back({event, seq});
+        qs->pending.insert(qs->pending.end(), events, events + n);
         poll_some = qs->pending.size() > crowded;
     }
     if (poll_some) drain(qs, polls_when_crowded, qs->in_order);
 }
 
 void drain(QueueState* qs, size_t max_polls, bool stop_at_busy) {
-    thread_local std::string out;
-    out.clear();
-    {
-        std::lock_guard lock(qs->mu);
-        if (qs->pending.empty()) return;
-        poll_pending(qs->pending, max_polls, stop_at_busy, out);
-    }
-    if (!out.empty()) emit(out);
-}
-
-void drain_all_queues() {
-    for (QueueState* qs : all_queues())
-        drain(qs, SIZE_MAX, qs->in_order);
+    RecordBatch out;
+    std::lock_guard lock(qs->mu);
+    if (!qs->pending.empty()) poll_pending(qs->pending, max_polls, stop_at_busy, out);
 }
 
 void shutdown() {
     if (!g_recording.exchange(false)) return;
     // The program is exiting: other threads may still be inside OpenCL, the driver may be partly
     // torn down. So: poll only, skip any lock that stays taken, and leave busy events alone.
-    std::string out;
+    flush_all_staged();
+    RecordBatch out;
     std::vector<QueueState*> queues;
     {
         std::unique_lock lock(objects().mu, std::defer_lock);
@@ -280,7 +260,7 @@ void shutdown() {
             poll_pending(qs->pending, SIZE_MAX, false, out);
         }
     }
-    if (!out.empty()) emit(out);
+    out.flush();
     RecordLine x('X');
     x.num(now_ns());
     writer().close(x.line());

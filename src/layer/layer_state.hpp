@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -24,14 +25,41 @@ extern cl_icd_dispatch next;  // the layer below (in the end, the driver)
 // On from a clInitLayer that opened the trace file until the exit handler ran (or, in a fork()ed
 // child, never). When off, every hook only forwards.
 extern std::atomic<bool> g_recording;
+// Set in a fork()ed child: it must not touch the parent's file nor call the driver from the
+// layer's own bookkeeping (writing out a stage at thread exit, say).
+extern std::atomic<bool> g_forked_child;
 inline bool recording() {
     return g_recording.load(std::memory_order_relaxed);
 }
 
 TraceWriter& writer();
-inline void emit(std::string_view record) {
-    writer().write(record);
+inline void emit(std::string_view records) {
+    writer().write(records);
 }
+
+// Records gathered on the stack and written together: one lock, one copy. On the stack rather than
+// in a thread_local buffer because it is also used while the thread's thread_locals are destroyed.
+class RecordBatch {
+  public:
+    RecordBatch() = default;
+    RecordBatch(const RecordBatch&) = delete;
+    RecordBatch& operator=(const RecordBatch&) = delete;
+    ~RecordBatch() { flush(); }
+
+    void add(std::string_view record) {
+        if (used_ + record.size() > sizeof text_) flush();
+        std::memcpy(text_ + used_, record.data(), record.size());
+        used_ += record.size();
+    }
+    void flush() {
+        if (used_) emit({text_, used_});
+        used_ = 0;
+    }
+
+  private:
+    char text_[4096];
+    size_t used_ = 0;
+};
 
 uint64_t now_ns();  // CLOCK_MONOTONIC
 int thread_id();    // 1, 2, ... in order of first call
@@ -100,12 +128,19 @@ struct Objects {
     // the same state back, reset by note_queue.
     std::unordered_map<cl_command_queue, std::unique_ptr<QueueState>> queues;
 
+    // mapped.size() + svm.size(), readable without the lock: zero lets transfers skip it.
+    std::atomic<size_t> host_ranges{0};
+    void count_host_ranges() { host_ranges.store(mapped.size() + svm.size(), std::memory_order_relaxed); }
+
     // With mu held.
     HostMemory host_memory(const void* p) const;
     SvmAllocation svm_allocation(const void* p) const;
-    uint64_t mem_bytes(cl_mem m) const;
 };
 Objects& objects();
+
+// Bumped whenever what a kernel launch would count as its buffers may have changed (an argument
+// set, a buffer or SVM allocation freed, a kernel released), so launches can reuse a cached count.
+extern std::atomic<uint64_t> binding_version;
 
 // A queue the program created: writes D for a new device, then Q.
 void note_queue(cl_command_queue q, cl_device_id device, cl_command_queue_properties asked, bool profiling_added,
@@ -116,12 +151,12 @@ QueueState* queue_state(cl_command_queue q);
 // The state of a queue the layer knows, or null; creates nothing.
 QueueState* find_queue_state(cl_command_queue q);
 
-// Keeps `event` (the layer owns one reference) until its timestamps can be read as T for `seq`.
-void watch_event(QueueState* qs, cl_event event, uint64_t seq);
+// Keeps the events (the layer owns one reference to each) until their timestamps can be read as T
+// for their seq.
+void watch_events(QueueState* qs, const PendingEvent* events, size_t n);
 // Polls up to `max_polls` of the queue's oldest pending events; for each that ended writes T and
 // releases it. Never waits.
 void drain(QueueState* qs, size_t max_polls, bool stop_at_busy);
-void drain_all_queues();
 
 // The normal-exit handler: T for what completed, X, the file cut to its length. Idempotent.
 void shutdown();

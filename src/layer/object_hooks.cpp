@@ -1,5 +1,8 @@
 // Hooks for the objects the trace refers to: queues (Q, with profiling turned on), memory (M, R),
 // programs (P), builds (B), kernels (K) and the buffers bound to kernel arguments.
+//
+// Every hook that writes a record first writes out the thread's staged E and W (flush_staged), so
+// the file keeps each thread's calls in order.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -7,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "layer/command_log.hpp"
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/record_line.hpp"
@@ -27,6 +31,7 @@ void first_queue_created() {
 cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_id device,
                                                   cl_command_queue_properties props, cl_int* err) {
     if (!recording()) return next.clCreateCommandQueue(context, device, props, err);
+    flush_staged();
     const uint64_t t = now_ns();
     bool added = !(props & CL_QUEUE_PROFILING_ENABLE);
     cl_command_queue q = next.clCreateCommandQueue(context, device, props | CL_QUEUE_PROFILING_ENABLE, err);
@@ -46,6 +51,7 @@ cl_command_queue CL_API_CALL create_command_queue(cl_context context, cl_device_
 cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context context, cl_device_id device,
                                                                   const cl_queue_properties* props, cl_int* err) {
     if (!recording()) return next.clCreateCommandQueueWithProperties(context, device, props, err);
+    flush_staged();
     const uint64_t t = now_ns();
     cl_command_queue_properties asked = 0;
     bool listed = false;
@@ -77,7 +83,8 @@ cl_command_queue CL_API_CALL create_command_queue_with_properties(cl_context con
 cl_int CL_API_CALL get_command_queue_info(cl_command_queue q, cl_command_queue_info what, size_t size, void* value,
                                           size_t* size_ret) {
     QueueState* qs = nullptr;
-    if (what == CL_QUEUE_PROPERTIES || what == CL_QUEUE_PROPERTIES_ARRAY) qs = find_queue_state(q);
+    const bool masked = what == CL_QUEUE_PROPERTIES || what == CL_QUEUE_PROPERTIES_ARRAY;
+    if (masked && !g_forked_child.load(std::memory_order_relaxed)) qs = find_queue_state(q);
     if (!qs || !qs->profiling_added) return next.clGetCommandQueueInfo(q, what, size, value, size_ret);
     if (what == CL_QUEUE_PROPERTIES) {
         const cl_int rc = next.clGetCommandQueueInfo(q, what, size, value, size_ret);
@@ -104,7 +111,8 @@ cl_int CL_API_CALL get_command_queue_info(cl_command_queue q, cl_command_queue_i
 cl_int CL_API_CALL get_event_profiling_info(cl_event event, cl_profiling_info what, size_t size, void* value,
                                             size_t* size_ret) {
     cl_command_queue q = nullptr;
-    if (next.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, nullptr) == CL_SUCCESS && q) {
+    if (!g_forked_child.load(std::memory_order_relaxed) &&
+        next.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, nullptr) == CL_SUCCESS && q) {
         const QueueState* qs = find_queue_state(q);
         if (qs && qs->profiling_added) return CL_PROFILING_INFO_NOT_AVAILABLE;
     }
@@ -114,6 +122,7 @@ cl_int CL_API_CALL get_event_profiling_info(cl_event event, cl_profiling_info wh
 cl_int CL_API_CALL release_command_queue(cl_command_queue q) {
     // The program is done with the queue: collect the timestamps that are ready now rather than at exit.
     if (recording() && q) {
+        flush_staged();
         if (QueueState* qs = find_queue_state(q)) drain(qs, SIZE_MAX, false);
     }
     return next.clReleaseCommandQueue(q);
@@ -152,6 +161,7 @@ cl_mem remember_mem(uint64_t t0, cl_mem m, uint64_t bytes, cl_mem_flags flags, c
 
 cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, size_t size, void* host, cl_int* err) {
     if (!recording()) return next.clCreateBuffer(context, flags, size, host, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreateBuffer(context, flags, size, host, st.slot);
@@ -161,6 +171,7 @@ cl_mem CL_API_CALL create_buffer(cl_context context, cl_mem_flags flags, size_t 
 cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_mem_properties* props, cl_mem_flags flags,
                                                  size_t size, void* host, cl_int* err) {
     if (!recording()) return next.clCreateBufferWithProperties(context, props, flags, size, host, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreateBufferWithProperties(context, props, flags, size, host, st.slot);
@@ -170,6 +181,7 @@ cl_mem CL_API_CALL create_buffer_with_properties(cl_context context, const cl_me
 cl_mem CL_API_CALL create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type, const void* info,
                                      cl_int* err) {
     if (!recording()) return next.clCreateSubBuffer(parent, flags, type, info, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreateSubBuffer(parent, flags, type, info, st.slot);
@@ -272,6 +284,7 @@ cl_mem note_image(uint64_t t0, cl_mem m, cl_mem_flags flags, const cl_image_form
 cl_mem CL_API_CALL create_image(cl_context context, cl_mem_flags flags, const cl_image_format* format,
                                 const cl_image_desc* desc, void* host, cl_int* err) {
     if (!recording()) return next.clCreateImage(context, flags, format, desc, host, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreateImage(context, flags, format, desc, host, st.slot);
@@ -282,6 +295,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
                                                 const cl_image_format* format, const cl_image_desc* desc, void* host,
                                                 cl_int* err) {
     if (!recording()) return next.clCreateImageWithProperties(context, props, flags, format, desc, host, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreateImageWithProperties(context, props, flags, format, desc, host, st.slot);
@@ -291,6 +305,7 @@ cl_mem CL_API_CALL create_image_with_properties(cl_context context, const cl_mem
 cl_mem CL_API_CALL create_image_2d(cl_context context, cl_mem_flags flags, const cl_image_format* format, size_t width,
                                    size_t height, size_t row_pitch, void* host, cl_int* err) {
     if (!recording()) return next.clCreateImage2D(context, flags, format, width, height, row_pitch, host, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreateImage2D(context, flags, format, width, height, row_pitch, host, st.slot);
@@ -302,6 +317,7 @@ cl_mem CL_API_CALL create_image_3d(cl_context context, cl_mem_flags flags, const
                                    cl_int* err) {
     if (!recording())
         return next.clCreateImage3D(context, flags, format, width, height, depth, row_pitch, slice_pitch, host, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m =
@@ -312,6 +328,7 @@ cl_mem CL_API_CALL create_image_3d(cl_context context, cl_mem_flags flags, const
 cl_mem CL_API_CALL create_pipe(cl_context context, cl_mem_flags flags, cl_uint packet_size, cl_uint max_packets,
                                const cl_pipe_properties* props, cl_int* err) {
     if (!recording()) return next.clCreatePipe(context, flags, packet_size, max_packets, props, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_mem m = next.clCreatePipe(context, flags, packet_size, max_packets, props, st.slot);
@@ -330,6 +347,7 @@ cl_int CL_API_CALL retain_mem_object(cl_mem m) {
 
 cl_int CL_API_CALL release_mem_object(cl_mem m) {
     if (!recording()) return next.clReleaseMemObject(m);
+    flush_staged();
     const uint64_t t0 = now_ns();
     // The count is settled before the call: once the driver frees the object it may hand the same
     // handle to another thread's new allocation, which must not be mistaken for this one.
@@ -346,6 +364,8 @@ cl_int CL_API_CALL release_mem_object(cl_mem m) {
             if (frees) {
                 o.mems.erase(it);
                 std::erase_if(o.mapped, [m](const auto& region) { return region.second.mem == m; });
+                o.count_host_ranges();
+                binding_version.fetch_add(1, std::memory_order_release);
             } else {
                 --it->second.refs;
             }
@@ -369,11 +389,13 @@ cl_int CL_API_CALL release_mem_object(cl_mem m) {
 
 void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t size, unsigned int alignment) {
     if (!recording()) return next.clSVMAlloc(context, flags, size, alignment);
+    flush_staged();
     const uint64_t t0 = now_ns();
     void* p = next.clSVMAlloc(context, flags, size, alignment);
     if (p) {
         std::lock_guard lock(objects().mu);
         objects().svm[reinterpret_cast<uintptr_t>(p)] = size;
+        objects().count_host_ranges();
     }
     note_allocation(t0, p, size, flags, "svm", p ? CL_SUCCESS : -1);
     return p;
@@ -381,12 +403,15 @@ void* CL_API_CALL svm_alloc(cl_context context, cl_svm_mem_flags flags, size_t s
 
 void CL_API_CALL svm_free(cl_context context, void* p) {
     if (!recording()) return next.clSVMFree(context, p);
+    flush_staged();
     const uint64_t t0 = now_ns();
     bool tracked;
     {
         std::lock_guard lock(objects().mu);
         tracked = objects().svm.erase(reinterpret_cast<uintptr_t>(p)) > 0;
+        objects().count_host_ranges();
     }
+    if (tracked) binding_version.fetch_add(1, std::memory_order_release);
     next.clSVMFree(context, p);
     if (tracked) {
         RecordLine line('R');
@@ -418,6 +443,7 @@ void note_program(uint64_t t, cl_program p, const char* origin, uint64_t hash, u
 cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint count, const char** strings,
                                                   const size_t* lengths, cl_int* err) {
     if (!recording()) return next.clCreateProgramWithSource(context, count, strings, lengths, err);
+    flush_staged();
     const uint64_t t = now_ns();
     cl_program p = next.clCreateProgramWithSource(context, count, strings, lengths, err);
     if (p && strings) {
@@ -439,6 +465,7 @@ cl_program CL_API_CALL create_program_with_binary(cl_context context, cl_uint nu
                                                   cl_int* binary_status, cl_int* err) {
     if (!recording())
         return next.clCreateProgramWithBinary(context, num_devices, devices, lengths, binaries, binary_status, err);
+    flush_staged();
     const uint64_t t = now_ns();
     cl_program p = next.clCreateProgramWithBinary(context, num_devices, devices, lengths, binaries, binary_status, err);
     if (p && lengths && binaries) {
@@ -455,6 +482,7 @@ cl_program CL_API_CALL create_program_with_binary(cl_context context, cl_uint nu
 
 cl_program CL_API_CALL create_program_with_il(cl_context context, const void* il, size_t length, cl_int* err) {
     if (!recording()) return next.clCreateProgramWithIL(context, il, length, err);
+    flush_staged();
     const uint64_t t = now_ns();
     cl_program p = next.clCreateProgramWithIL(context, il, length, err);
     if (p && il) note_program(t, p, "il", fnv1a(fnv_offset, il, length), length);
@@ -465,6 +493,7 @@ cl_program CL_API_CALL create_program_with_built_in_kernels(cl_context context, 
                                                             const cl_device_id* devices, const char* names,
                                                             cl_int* err) {
     if (!recording()) return next.clCreateProgramWithBuiltInKernels(context, num_devices, devices, names, err);
+    flush_staged();
     const uint64_t t = now_ns();
     cl_program p = next.clCreateProgramWithBuiltInKernels(context, num_devices, devices, names, err);
     if (p) note_program(t, p, "builtin", 0, 0);
@@ -482,6 +511,7 @@ void note_build(uint64_t t0, cl_program p, const char* op, cl_int status) {
 cl_int CL_API_CALL build_program(cl_program p, cl_uint num_devices, const cl_device_id* devices, const char* options,
                                  void(CL_CALLBACK* notify)(cl_program, void*), void* user) {
     if (!recording()) return next.clBuildProgram(p, num_devices, devices, options, notify, user);
+    flush_staged();
     const uint64_t t0 = now_ns();
     const cl_int rc = next.clBuildProgram(p, num_devices, devices, options, notify, user);
     note_build(t0, p, "build", rc);
@@ -494,6 +524,7 @@ cl_int CL_API_CALL compile_program(cl_program p, cl_uint num_devices, const cl_d
     if (!recording())
         return next.clCompileProgram(p, num_devices, devices, options, num_headers, headers, header_names, notify,
                                      user);
+    flush_staged();
     const uint64_t t0 = now_ns();
     const cl_int rc =
         next.clCompileProgram(p, num_devices, devices, options, num_headers, headers, header_names, notify, user);
@@ -506,6 +537,7 @@ cl_program CL_API_CALL link_program(cl_context context, cl_uint num_devices, con
                                     void(CL_CALLBACK* notify)(cl_program, void*), void* user, cl_int* err) {
     if (!recording())
         return next.clLinkProgram(context, num_devices, devices, options, num_programs, programs, notify, user, err);
+    flush_staged();
     const uint64_t t0 = now_ns();
     Status st(err);
     cl_program p =
@@ -535,6 +567,7 @@ void note_kernel(cl_kernel k, cl_program p, std::string_view name, std::vector<K
         std::lock_guard lock(objects().mu);
         objects().kernels[k] = KernelInfo{p, 1, std::move(args)};
     }
+    binding_version.fetch_add(1, std::memory_order_release);  // the handle may be a released kernel's
     RecordLine line('K');
     line.handle(k).handle(p).text(name);
     emit(line.line());
@@ -542,6 +575,7 @@ void note_kernel(cl_kernel k, cl_program p, std::string_view name, std::vector<K
 
 cl_kernel CL_API_CALL create_kernel(cl_program p, const char* name, cl_int* err) {
     if (!recording()) return next.clCreateKernel(p, name, err);
+    flush_staged();
     cl_kernel k = next.clCreateKernel(p, name, err);
     if (k) note_kernel(k, p, name ? name : "");
     return k;
@@ -549,6 +583,7 @@ cl_kernel CL_API_CALL create_kernel(cl_program p, const char* name, cl_int* err)
 
 cl_int CL_API_CALL create_kernels_in_program(cl_program p, cl_uint num, cl_kernel* kernels, cl_uint* num_ret) {
     if (!recording()) return next.clCreateKernelsInProgram(p, num, kernels, num_ret);
+    flush_staged();
     cl_uint own_count = 0;
     cl_uint* count = num_ret ? num_ret : &own_count;
     const cl_int rc = next.clCreateKernelsInProgram(p, num, kernels, count);
@@ -561,6 +596,7 @@ cl_int CL_API_CALL create_kernels_in_program(cl_program p, cl_uint num, cl_kerne
 
 cl_kernel CL_API_CALL clone_kernel(cl_kernel source, cl_int* err) {
     if (!recording()) return next.clCloneKernel(source, err);
+    flush_staged();
     cl_kernel k = next.clCloneKernel(source, err);
     if (!k) return k;
     cl_program p = nullptr;
@@ -595,7 +631,10 @@ cl_int CL_API_CALL release_kernel(cl_kernel k) {
         // Settled before the call, like memory: a freed handle may come back as another kernel.
         std::lock_guard lock(objects().mu);
         const auto it = objects().kernels.find(k);
-        if (it != objects().kernels.end() && --it->second.refs == 0) objects().kernels.erase(it);
+        if (it != objects().kernels.end() && --it->second.refs == 0) {
+            objects().kernels.erase(it);
+            binding_version.fetch_add(1, std::memory_order_release);
+        }
     }
     return next.clReleaseKernel(k);
 }
@@ -607,6 +646,7 @@ void set_tracked_arg(cl_kernel k, cl_uint index, uintptr_t key, bool svm) {
     auto& args = it->second.args;
     std::erase_if(args, [index](const KernelArg& a) { return a.index == index; });
     if (key) args.push_back({index, key, svm});
+    binding_version.fetch_add(1, std::memory_order_release);
 }
 
 cl_int CL_API_CALL set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value) {

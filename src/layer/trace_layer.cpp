@@ -5,6 +5,11 @@
 // callbacks are the driver's. Without CLPROBE_TRACE_FILE (or when the file cannot be made) the table
 // is the layer below's, untouched.
 //
+// Where things are: object_hooks.cpp (queues, memory, programs, kernels), enqueue_hooks.cpp (every
+// enqueue and wait), command_log.cpp (E and W staged per thread, written in batches: why is there),
+// layer_state.cpp (tracked objects, pending events and their T records, the exit handler),
+// trace_writer.cpp (the crash-safe file).
+//
 // Environment, besides trace_format.hpp's:
 //   CLPROBE_TRACE_CHUNK_BYTES  size of the file chunks the writer maps (default 8 MiB); tests make
 //                              it small to cross chunk boundaries often
@@ -33,6 +38,7 @@ void at_exit() {
 // After fork() the child shares the file mapping and holds copies of locks other threads may have
 // held: it must not record (nor run the exit handler's shutdown).
 void in_fork_child() {
+    g_forked_child.store(true);
     g_recording.store(false);
     writer().abandon();
 }

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -54,20 +55,36 @@ void TraceWriter::write(std::string_view text) {
     append(text);
 }
 
+void TraceWriter::put(std::string_view lines) {
+    // Line by line, each newline stored after its line: memcpy may store a block's end before its
+    // middle, so a process killed during one bulk copy could leave complete-looking fragments
+    // behind a hole. This way a crash leaves at most one line without its newline, which the
+    // reader drops.
+    char* out = chunk_ + used_;
+    for (size_t start = 0; start < lines.size();) {
+        const size_t end = lines.find('\n', start);
+        std::memcpy(out + start, lines.data() + start, end - start);
+        // A crash interrupts this thread between two of its stores (like a signal would): keeping
+        // the compiler from moving the newline's store before the copy is all the ordering needed.
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        out[end] = '\n';
+        start = end + 1;
+    }
+    used_ += lines.size();
+}
+
 void TraceWriter::append(std::string_view text) {
     while (!text.empty() && chunk_) {
         const size_t room = chunk_bytes_ - used_;
         if (text.size() <= room) {
-            std::memcpy(chunk_ + used_, text.data(), text.size());
-            used_ += text.size();
+            put(text);
             return;
         }
         // The whole lines that fit stay in this chunk; its unused tail stays NUL (fresh file
         // blocks read as zeros), which the reader skips.
         const size_t cut = room ? text.rfind('\n', room - 1) : std::string_view::npos;
         if (cut != std::string_view::npos) {
-            std::memcpy(chunk_ + used_, text.data(), cut + 1);
-            used_ += cut + 1;
+            put(text.substr(0, cut + 1));
             text.remove_prefix(cut + 1);
         } else if (used_ == 0) {
             return;  // a line longer than a chunk: cannot happen with RecordLine, and must not loop

@@ -2,8 +2,8 @@
 // The trace file, written through a MAP_SHARED mapping of its current chunk. Stores into such a
 // mapping land in the page cache, which outlives the process: whatever way the traced program dies
 // (a crash, abort(), exit() mid-flight, SIGKILL), every record copied in before stays in the file.
-// Records are copied whole under one lock, so a file cut by a crash ends at most with one partial
-// line, which the reader ignores.
+// Records are copied under one lock, each line's newline last, so a file cut by a crash ends at
+// most with one partial line (without its newline, then NULs), which the reader ignores.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +32,7 @@ class TraceWriter {
 
   private:
     void append(std::string_view text);  // with mu_ held
+    void put(std::string_view lines);    // whole lines that fit in the chunk, with mu_ held
     bool map_next_chunk();
     void unmap();
 

@@ -3,10 +3,11 @@
 // (status, profiling), its queues' properties. tests/layer/check_trace.py runs it with and without
 // the layer and checks the trace against the counts printed on the last line of stdout.
 //
-// Usage: clprobe_layer_stress [--threads N] [--iterations N]
+// Usage: clprobe_layer_stress [--threads N] [--iterations N] [--pace-us N]
 //            [--crash abort|kill|segv|exit --crash-after N]   die mid-flight after N kernel enqueues
 //        clprobe_layer_stress --bench N                       N tiny kernels, each followed by clFinish;
-//                                                              prints the wall time
+//                                                              prints the wall time and the median
+//                                                              time of one kernel + clFinish
 // Exit 0 on success, 1 on a wrong result, 2 on a failed OpenCL call.
 #include <CL/cl.h>
 
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,6 +75,7 @@ Expected expected;
 enum class Crash { none, abort, kill, segv, exit };
 Crash crash = Crash::none;
 long crash_after = 0;
+int pace_us = 0;  // host work (a sleep) after each kernel, as a program that does more than enqueue
 std::atomic<long> kernels_enqueued{0};
 
 // Dies the chosen way once enough kernels were enqueued: the trace must stay readable up to there.
@@ -85,8 +88,9 @@ void maybe_crash() {
             std::raise(SIGKILL);
             break;
         case Crash::segv: {
-            volatile int* null = nullptr;
-            *null = 1;
+            // A wild store to an unmapped page (not null: UBSan would stop at a null store first).
+            volatile uintptr_t address = 16;
+            *reinterpret_cast<volatile int*>(address) = 1;
             break;
         }
         case Crash::exit:
@@ -232,6 +236,7 @@ void worker(const Setup& s, int index, int iterations) {
                                      style == 1 ? nullptr : &ev));
         ++expected.kernels;
         maybe_crash();
+        if (pace_us) std::this_thread::sleep_for(std::chrono::microseconds(pace_us));
         if (style == 2) CL_OK(clReleaseEvent(ev));
         if (style == 0 && it % 30 == 0) check_event(ev, profiling);
         if (style == 0) CL_OK(clReleaseEvent(ev));
@@ -434,6 +439,8 @@ int main(int argc, char** argv) {
             threads = std::atoi(value);
         else if (arg == "--iterations")
             iterations = std::atoi(value);
+        else if (arg == "--pace-us")
+            pace_us = std::atoi(value);
         else if (arg == "--crash-after")
             crash_after = std::atol(value);
         else if (arg == "--bench")
