@@ -39,7 +39,7 @@
 //                                                           is the linked result, 0 on failure)
 //   K <kernel> <program> <name>                             a kernel object created
 //   E <seq> <t0> <t1> <thread> <queue> <command> <kernel> <bytes> <blocking> <host_memory>
-//     <global> <local> <buffers> <status>
+//     <global> <local> <buffers> <status> [<mem>]
 //                                                           an enqueue: seq numbers commands from 1;
 //                                                           t0..t1 the call on the host; command see
 //                                                           below; kernel 0 unless a kernel command;
@@ -56,7 +56,11 @@
 //                                                           for non-kernels); buffers: how many
 //                                                           buffer arguments were counted; status:
 //                                                           the cl_int the call returned (no T
-//                                                           record follows a failed call)
+//                                                           record follows a failed call); mem
+//                                                           (optional, format 1 readers accept its
+//                                                           absence): the memory object a transfer,
+//                                                           fill, map or copy (its destination)
+//                                                           works on, 0 for others
 //   T <seq> <queued> <submit> <start> <end> <exec_status>   device timestamps (ns, the device's
 //                                                           clock) of command <seq>, read once it
 //                                                           completed; exec_status 0 (CL_COMPLETE)
