@@ -194,6 +194,28 @@ void flush_staged() {
     if (Stage* s = t_stage) write_out(*s);
 }
 
+void flush_staged_on_signal() {
+    if (g_forked_child.load(std::memory_order_relaxed)) return;
+    std::unique_lock registry_lock(registry().mu, std::try_to_lock);
+    if (!registry_lock.owns_lock()) return;
+    for (Stage* s : registry().all) {
+        std::unique_lock lock(s->mu, std::try_to_lock);
+        if (!lock.owns_lock() || s->count == 0) continue;
+        const unsigned commands = static_cast<unsigned>(std::count_if(
+            s->items, s->items + s->count, [](const StagedCall& c) { return c.kind == StagedCall::Kind::command; }));
+        uint64_t seq = last_seq.fetch_add(commands, std::memory_order_relaxed) + 1;
+        for (unsigned i = 0; i < s->count; ++i) {
+            const StagedCall& c = s->items[i];
+            RecordLine line(c.kind == StagedCall::Kind::wait ? 'W' : 'E');
+            format(c, s->thread, seq, line);
+            writer().write_if_free(line.line());
+            if (c.kind == StagedCall::Kind::command) ++seq;
+        }
+        s->count = 0;
+        s->has_items.store(false, std::memory_order_relaxed);
+    }
+}
+
 void flush_all_staged() {
     std::vector<Stage*> stages;
     {

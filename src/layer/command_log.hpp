@@ -59,6 +59,10 @@ void stage(const StagedCall& call);
 bool flush_staged_if_due(uint64_t now);
 // Writes out the calling thread's stage.
 void flush_staged();
+// Writes out every thread's staged E and W records from a fatal signal's handler: no waiting for a
+// lock, no driver call (no events watched, no T), so whatever the crashed thread held cannot
+// deadlock it. Stages or a writer that are locked at that moment are lost.
+void flush_staged_on_signal();
 // Writes out every thread's stage (the exit handler). Gives up on a stage whose thread keeps it
 // locked.
 void flush_all_staged();

@@ -21,4 +21,9 @@ void install_enqueue_hooks(cl_icd_dispatch& table);
 // Registers the exit handler (again): see trace_layer.cpp.
 void arm_exit_handler();
 
+// Puts the layer's fatal-signal handler in front of whatever handles those signals now (the
+// program's, a driver's compiler's, or the default), chaining to it: see trace_layer.cpp. Called at
+// start and after builds, when a driver's compiler (PoCL's LLVM) installs handlers of its own.
+void arm_fatal_signal_flush();
+
 }  // namespace clprobe::layer

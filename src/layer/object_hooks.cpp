@@ -515,6 +515,7 @@ cl_int CL_API_CALL build_program(cl_program p, cl_uint num_devices, const cl_dev
     const uint64_t t0 = now_ns();
     const cl_int rc = next.clBuildProgram(p, num_devices, devices, options, notify, user);
     note_build(t0, p, "build", rc);
+    arm_fatal_signal_flush();
     return rc;
 }
 
@@ -529,6 +530,7 @@ cl_int CL_API_CALL compile_program(cl_program p, cl_uint num_devices, const cl_d
     const cl_int rc =
         next.clCompileProgram(p, num_devices, devices, options, num_headers, headers, header_names, notify, user);
     note_build(t0, p, "compile", rc);
+    arm_fatal_signal_flush();
     return rc;
 }
 

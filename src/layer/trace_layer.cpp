@@ -14,13 +14,17 @@
 //   CLPROBE_TRACE_CHUNK_BYTES  size of the file chunks the writer maps (default 8 MiB); tests make
 //                              it small to cross chunk boundaries often
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
+#include "layer/command_log.hpp"
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/record_line.hpp"
@@ -43,6 +47,85 @@ void in_fork_child() {
     writer().abandon();
 }
 
+// Signals that end the process without running exit handlers: the calls still staged per thread
+// would be lost. The layer's handler writes them out, then hands the signal to the handler it
+// displaced (a program's, a driver's compiler's such as LLVM's crash handler) or, when that was the
+// default action, restores it and raises the signal again, so the process ends as it would have.
+// Ignored signals are left alone.
+constexpr int fatal_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+constexpr int max_signal = 65;
+struct sigaction displaced[max_signal];
+std::mutex arming;
+
+struct sigaction original[max_signal];  // before the layer armed at all
+bool seen[max_signal];
+
+bool is_ours(const struct sigaction& a);
+
+void call_displaced(int signal_number, siginfo_t* info, void* context) {
+    const struct sigaction& before = displaced[signal_number];
+    if (before.sa_flags & SA_SIGINFO) {
+        if (before.sa_sigaction) before.sa_sigaction(signal_number, info, context);
+    } else if (before.sa_handler == SIG_DFL) {
+        // The signal is blocked while this handler runs: raised again, it is delivered right
+        // after the return, with the default action.
+        signal(signal_number, SIG_DFL);
+        ::raise(signal_number);
+        return;
+    } else if (before.sa_handler != SIG_IGN) {
+        before.sa_handler(signal_number);
+    }
+    // A handler that uninstalled itself by restoring what it had displaced (LLVM's crash handler
+    // does, then lets the fault recur or raises the signal again) put the layer's back: what it
+    // meant to restore is what the process had before the layer, so the next delivery goes there.
+    struct sigaction now {};
+    if (sigaction(signal_number, nullptr, &now) == 0 && is_ours(now)) displaced[signal_number] = original[signal_number];
+}
+
+std::atomic<bool> chaining[max_signal];
+
+void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
+    const int saved_errno = errno;
+    if (chaining[signal_number].exchange(true)) {
+        // Entered again from inside the displaced handler (it restored the layer's handler and
+        // raised the signal at once): it has given the signal up, so it goes where it would have
+        // gone without the layer.
+        displaced[signal_number] = original[signal_number];
+        call_displaced(signal_number, info, context);
+        return;
+    }
+    flush_staged_on_signal();
+    errno = saved_errno;
+    call_displaced(signal_number, info, context);
+    chaining[signal_number].store(false);
+    errno = saved_errno;
+}
+
+bool is_ours(const struct sigaction& a) {
+    return (a.sa_flags & SA_SIGINFO) && a.sa_sigaction == on_fatal_signal;
+}
+
+}  // namespace
+
+void arm_fatal_signal_flush() {
+    std::lock_guard lock(arming);
+    for (int signal_number : fatal_signals) {
+        struct sigaction current {};
+        if (sigaction(signal_number, nullptr, &current) != 0) continue;
+        if (is_ours(current) || (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_IGN)) continue;
+        if (!seen[signal_number]) original[signal_number] = current, seen[signal_number] = true;
+        displaced[signal_number] = current;
+        struct sigaction action {};
+        action.sa_sigaction = on_fatal_signal;
+        action.sa_mask = current.sa_mask;
+        // Never SA_NODEFER: a handler that raises the signal again from inside must find it blocked.
+        action.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_ONSTACK | SA_RESTART));
+        sigaction(signal_number, &action, nullptr);
+    }
+}
+
+namespace {
+
 bool start_recording() {
     const char* path = std::getenv(trace_format::file_env);
     if (!path || !*path) return false;
@@ -56,6 +139,7 @@ bool start_recording() {
     g_recording.store(true);
     pthread_atfork(nullptr, nullptr, in_fork_child);
     arm_exit_handler();
+    arm_fatal_signal_flush();
     return true;
 }
 

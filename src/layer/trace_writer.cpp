@@ -55,6 +55,12 @@ void TraceWriter::write(std::string_view text) {
     append(text);
 }
 
+void TraceWriter::write_if_free(std::string_view text) {
+    if (abandoned_.load(std::memory_order_relaxed)) return;
+    std::unique_lock lock(mu_, std::try_to_lock);
+    if (lock.owns_lock()) append(text);
+}
+
 void TraceWriter::put(std::string_view lines) {
     // Line by line, each newline stored after its line: memcpy may store a block's end before its
     // middle, so a process killed during one bulk copy could leave complete-looking fragments

@@ -21,6 +21,10 @@ class TraceWriter {
     // Appends `text`, one or more whole lines. Thread-safe; dropped once closed.
     void write(std::string_view text);
 
+    // write() from a signal handler: never waits for the lock (the interrupted thread may hold
+    // it), so the text is dropped when the lock is taken.
+    void write_if_free(std::string_view text);
+
     // Appends `last` (the X record), cuts the file to the bytes used and stops accepting records.
     // When another thread keeps the lock for long (it may be stuck in a dying process), gives up
     // instead: the file then keeps its NUL-padded tail, which the reader skips.
