@@ -217,7 +217,9 @@ int run_trace(const TraceOptions& o) {
     bool temporary = true;
     const std::string records = records_path(o, temporary);
     progress(o, fmt::format("running {}", o.argv.front()));
-    std::optional<ActivityMonitor> activity(std::in_place);
+    // Sampled once a second rather than four times: the program's own time is what is measured
+    // now, and on a small machine the monitor's /proc scans would come out of it.
+    std::optional<ActivityMonitor> activity(std::in_place, std::chrono::milliseconds(1000));
     const LaunchOutcome launched = run_traced_program({o.argv, layer, records});
     if (launched.exec_error) {
         if (temporary) std::filesystem::remove(records);
