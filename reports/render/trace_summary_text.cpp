@@ -5,20 +5,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rules/trace_rule_support.hpp"
 #include "rules/trace_rules.hpp"
 
 namespace clprobe {
 
 namespace {
 
+using trace_rule::seconds_text;
+
 constexpr std::size_t kernels_shown = 5;
 constexpr int bar_width = 30;
-
-std::string seconds_text(double s) {
-    if (s >= 1) return fmt::format("{:.3g} s", s);
-    if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
-    return fmt::format("{:.3g} us", s * 1e6);
-}
 
 std::string ending(const ProgramRunFacts& run) {
     if (run.signal) return fmt::format("killed by signal {}", *run.signal);
