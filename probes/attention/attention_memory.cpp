@@ -8,31 +8,12 @@
 
 namespace clprobe::attention {
 
-namespace {
-
-constexpr std::uint64_t saturated = std::numeric_limits<std::uint64_t>::max();
-
-// a x b x ..., saturating at 2^64 - 1 (a shape search tries absurd sizes on its way down).
-std::uint64_t product(std::initializer_list<std::uint64_t> factors) {
-    std::uint64_t p = 1;
-    for (std::uint64_t f : factors) {
-        if (f == 0) return 0;
-        p = p > saturated / f ? saturated : p * f;
-    }
-    return p;
-}
-
-}  // namespace
-
-void Footprint::add(std::uint64_t bytes) {
-    total = total > saturated - bytes ? saturated : total + bytes;
-    largest = std::max(largest, bytes);
-}
+namespace {}  // namespace
 
 Footprint prefill_footprint(const PrefillShape& s, PrefillPath path) {
     // upload(): Q, K, V, O of rows x head_dim floats, rows = batch x heads x seq.
     const std::uint64_t seq_heads = std::uint64_t{s.batch} * s.heads;
-    const std::uint64_t tensor = product({seq_heads, s.seq, s.head_dim, sizeof(float)});
+    const std::uint64_t tensor = saturating_product({seq_heads, s.seq, s.head_dim, sizeof(float)});
     Footprint f;
     for (int i = 0; i < 4; ++i)
         f.add(tensor);
@@ -43,7 +24,7 @@ Footprint prefill_footprint(const PrefillShape& s, PrefillPath path) {
         f.add(head_set);
     } else {
         // make_unfused(): the score matrix, heads x seq x seq floats.
-        f.add(product({seq_heads, s.seq, s.seq, sizeof(float)}));
+        f.add(saturating_product({seq_heads, s.seq, s.seq, sizeof(float)}));
     }
     return f;
 }
@@ -86,16 +67,16 @@ std::uint32_t decode_splits(std::uint32_t compute_units, std::uint32_t seq_heads
 Footprint decode_footprint(std::uint32_t seq_heads, std::uint32_t kv_len, std::uint32_t head_dim, std::uint32_t splits,
                            KvPrecision precision) {
     Footprint f;
-    const std::uint64_t query = product({seq_heads, head_dim, sizeof(float)});
+    const std::uint64_t query = saturating_product({seq_heads, head_dim, sizeof(float)});
     f.add(query);  // the new tokens' queries
     f.add(query);  // their outputs
-    f.add(product({seq_heads, splits, decode_partial_floats(head_dim), sizeof(float)}));
+    f.add(saturating_product({seq_heads, splits, decode_partial_floats(head_dim), sizeof(float)}));
     // make_cache(): every cache buffer is at least 4 bytes (the unused scales of fp32 and fp16).
-    const std::uint64_t values = product({seq_heads, kv_len, head_dim});
+    const std::uint64_t values = saturating_product({seq_heads, kv_len, head_dim});
     const std::uint64_t value_bytes = precision == KvPrecision::fp32 ? 4 : precision == KvPrecision::fp16 ? 2 : 1;
     const std::uint64_t scales = precision == KvPrecision::int8 ? values / kv_group_for(head_dim) * sizeof(float) : 0;
     for (int kv = 0; kv < 2; ++kv) {
-        f.add(std::max<std::uint64_t>(product({values, value_bytes}), 4));
+        f.add(std::max<std::uint64_t>(saturating_product({values, value_bytes}), 4));
         f.add(std::max<std::uint64_t>(scales, 4));
     }
     return f;

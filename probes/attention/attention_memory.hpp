@@ -9,22 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/device_footprint.hpp"
+
 namespace clprobe::attention {
 
-struct MemoryLimits {
-    std::uint64_t global_bytes = 0;     // CL_DEVICE_GLOBAL_MEM_SIZE
-    std::uint64_t max_alloc_bytes = 0;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE
-};
-
-// Device buffers of one variant: their sum and the largest one. Sums saturate instead of wrapping.
-struct Footprint {
-    std::uint64_t total = 0;
-    std::uint64_t largest = 0;
-    void add(std::uint64_t bytes);
-    bool fits(const MemoryLimits& limits) const {
-        return total <= limits.global_bytes && largest <= limits.max_alloc_bytes;
-    }
-};
+using clprobe::Footprint;
+using clprobe::MemoryLimits;
 
 enum class PrefillPath { fused, unfused };
 struct PrefillShape {

@@ -10,18 +10,6 @@ namespace clprobe::glm {
 
 namespace {
 
-constexpr std::uint64_t saturated = std::numeric_limits<std::uint64_t>::max();
-
-// a x b x ..., saturating at 2^64 - 1 (a row search tries absurd sizes on its way down).
-std::uint64_t product(std::initializer_list<std::uint64_t> factors) {
-    std::uint64_t p = 1;
-    for (std::uint64_t f : factors) {
-        if (f == 0) return 0;
-        p = p > saturated / f ? saturated : p * f;
-    }
-    return p;
-}
-
 // A buffer uploaded from host data: at least one byte, as glm_device.cpp's filled() makes it.
 std::uint64_t uploaded(std::uint64_t bytes) {
     return std::max<std::uint64_t>(bytes, 1);
@@ -29,32 +17,27 @@ std::uint64_t uploaded(std::uint64_t bytes) {
 
 }  // namespace
 
-void Footprint::add(std::uint64_t bytes) {
-    total = total > saturated - bytes ? saturated : total + bytes;
-    largest = std::max(largest, bytes);
-}
-
 Footprint data_footprint(const DataShape& s) {
     const std::uint64_t e = s.fp64 ? 8 : 4, n = s.rows, p = s.cols;
     Footprint f;
     std::uint64_t ld = leading_dimension(n);
     if (s.format == Format::csr) {  // upload_csr()
         ld = n;
-        const std::uint64_t nnz = product({n, csr_nonzeros_per_row(s.cols, s.density)});
-        f.add(uploaded(product({nnz, e})));                        // values
-        f.add(uploaded(product({n, e})));                          // y
-        f.add(uploaded(product({n + 1, sizeof(std::uint32_t)})));  // row pointers
-        f.add(uploaded(product({nnz, sizeof(std::uint32_t)})));    // column indices
+        const std::uint64_t nnz = saturating_product({n, csr_nonzeros_per_row(s.cols, s.density)});
+        f.add(uploaded(saturating_product({nnz, e})));                        // values
+        f.add(uploaded(saturating_product({n, e})));                          // y
+        f.add(uploaded(saturating_product({n + 1, sizeof(std::uint32_t)})));  // row pointers
+        f.add(uploaded(saturating_product({nnz, sizeof(std::uint32_t)})));    // column indices
     } else {  // upload_dense(): the column-major layout pads every column to ld rows
         const std::uint64_t stored = s.layout == Layout::col ? ld : n;
-        f.add(uploaded(product({stored, p, e})));  // X
-        f.add(uploaded(product({stored, e})));     // y
+        f.add(uploaded(saturating_product({stored, p, e})));  // X
+        f.add(uploaded(saturating_product({stored, e})));     // y
     }
     // work_buffers(): beta, the residual, one partial gradient per work-item, g.
-    f.add(uploaded(product({p, e})));
-    f.add(product({std::max(n, ld), e}));
-    f.add(product({s.groups, max_partial_wg, p, e}));
-    f.add(product({p, e}));
+    f.add(uploaded(saturating_product({p, e})));
+    f.add(saturating_product({std::max(n, ld), e}));
+    f.add(saturating_product({s.groups, max_partial_wg, p, e}));
+    f.add(saturating_product({p, e}));
     return f;
 }
 

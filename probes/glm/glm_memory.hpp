@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/device_footprint.hpp"
+
 namespace clprobe::glm {
 
 enum class Layout { row, col };
@@ -23,20 +25,8 @@ inline std::uint64_t leading_dimension(std::uint64_t rows) {
     return (rows + 15) / 16 * 16;
 }
 
-struct MemoryLimits {
-    std::uint64_t global_bytes = 0;     // CL_DEVICE_GLOBAL_MEM_SIZE
-    std::uint64_t max_alloc_bytes = 0;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE
-};
-
-// Device buffers of one variant: their sum and the largest one. Sums saturate instead of wrapping.
-struct Footprint {
-    std::uint64_t total = 0;
-    std::uint64_t largest = 0;
-    void add(std::uint64_t bytes);
-    bool fits(const MemoryLimits& limits) const {
-        return total <= limits.global_bytes && largest <= limits.max_alloc_bytes;
-    }
-};
+using clprobe::Footprint;
+using clprobe::MemoryLimits;
 
 // One set of device data (DeviceData): X in a layout and format, y, beta, the residual r, the
 // partial gradients of `groups` work-groups, and g; CSR adds row pointers and column indices.
