@@ -268,6 +268,7 @@ RuleOutcome near_capacity(const RunReport& r, const TraceFacts& f) {
                                               bytes_text(f.memory.peak_bytes), bytes_text(global))
                                 : fmt::format("An allocation of {} is close to the largest the device allows ({})",
                                               bytes_text(f.memory.largest_bytes), bytes_text(max_alloc)));
+    finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence = {fact("app.memory.peak", f.memory.peak_bytes, "bytes", "live device allocations at their peak"),
                         fact("device.global_mem_bytes", global, "bytes", "the device's global memory")};
     finding.suggestion =

@@ -27,6 +27,7 @@ RuleOutcome no_opencl(const RunReport&, const TraceFacts& f) {
     Finding finding = make_finding(layer, "trace.program.no_opencl", Severity::info,
                                    f.run.layer_loaded ? "The program set up OpenCL but enqueued no command"
                                                       : "No OpenCL call was seen: the program does not use OpenCL");
+    finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence.push_back(fact("app.wall_time", f.run.wall_seconds, "s", "the program's lifetime"));
     finding.suggestion =
         "Nothing on the device to diagnose. If the program should use OpenCL, check that it finds a platform "
@@ -38,6 +39,7 @@ RuleOutcome layer_not_loaded(const RunReport&, const TraceFacts& f) {
     if (f.run.layer_loaded || !f.run.linked_opencl) return RuleOutcome::none();
     Finding finding = make_finding(layer, "trace.layer.not_loaded", Severity::high,
                                    "The program loaded an OpenCL library, but clprobe's layer recorded nothing");
+    finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.suggestion =
         "The ICD loader the program uses did not load layers: OPENCL_LAYERS needs ocl-icd 2.3 or later or the "
         "Khronos loader. Check with `ldd PROGRAM | grep OpenCL` that it links the system libOpenCL.so.1 (not a "
@@ -54,6 +56,7 @@ RuleOutcome incomplete(const RunReport&, const TraceFacts& f) {
                                           : "ended without the layer seeing a normal exit";
     Finding finding = make_finding(layer, "trace.program.incomplete", Severity::medium,
                                    fmt::format("The program {}: the report covers what was recorded until then", how));
+    finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence.push_back(fact("app.wall_time", f.run.wall_seconds, "s", "the program's lifetime"));
     finding.suggestion = fmt::format(
         "{} commands of {} had not completed when the program ended; their device time is missing. Trace a run "
@@ -72,6 +75,7 @@ RuleOutcome host_bound(const RunReport&, const TraceFacts& f) {
         make_finding(layer, "trace.program.host_bound", Severity::medium,
                      fmt::format("The program spends {:.0f}% of its time on the host; the device is busy {:.1f}% of it",
                                  100 * host / f.run.wall_seconds, 100 * busy));
+    finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence = {fact("app.device.busy_fraction", busy, "fraction", "the device's share of the wall time"),
                         fact("app.pipeline.stage_time", host, "s",
                              "device idle while the host works, and outside "
