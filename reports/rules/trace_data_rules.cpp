@@ -281,14 +281,14 @@ RuleOutcome near_capacity(const RunReport& r, const TraceFacts& f) {
 
 std::vector<Rule> trace_data_rules() {
     return {
-        {"trace.transfer.pageable", layer, over_facts(pageable)},
-        {"trace.transfer.small", layer, over_facts(small_transfers)},
-        {"trace.overlap.serialised", layer, over_facts(serialised_copies)},
-        {"trace.kernel.below_roof", layer, over_facts(kernel_below_roof)},
+        {"trace.transfer.pageable", layer, over_facts_and_ceilings(pageable)},
+        {"trace.transfer.small", layer, over_facts_and_ceilings(small_transfers)},
+        {"trace.overlap.serialised", layer, over_facts_and_ceilings(serialised_copies)},
+        {"trace.kernel.below_roof", layer, over_facts_and_ceilings(kernel_below_roof)},
         {"trace.build.repeated", layer, over_facts(repeated_builds)},
-        {"trace.build.from_source", layer, over_facts(cold_builds)},
-        {"trace.memory.alloc_in_loop", layer, over_facts(allocations_in_loop)},
-        {"trace.memory.near_capacity", layer, over_facts(near_capacity)},
+        {"trace.build.from_source", layer, over_facts_and_ceilings(cold_builds)},
+        {"trace.memory.alloc_in_loop", layer, over_facts_and_ceilings(allocations_in_loop)},
+        {"trace.memory.near_capacity", layer, over_facts_and_ceilings(near_capacity)},
     };
 }
 

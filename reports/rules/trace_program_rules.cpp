@@ -142,7 +142,7 @@ std::vector<Rule> trace_program_rules() {
         {"trace.program.no_opencl", layer, over_facts(no_opencl)},
         {"trace.program.incomplete", layer, over_facts(incomplete)},
         {"trace.program.host_bound", layer, over_facts(host_bound)},
-        {"trace.sync.wait_after_kernel", layer, over_facts(wait_after_kernel)},
+        {"trace.sync.wait_after_kernel", layer, over_facts_and_ceilings(wait_after_kernel)},
         {"trace.device.idle_gaps", layer, over_facts(idle_gaps)},
     };
 }

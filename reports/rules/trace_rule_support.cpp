@@ -17,6 +17,23 @@ std::function<RuleOutcome(const RunReport&)> over_facts(FactsRule rule) {
     };
 }
 
+std::function<RuleOutcome(const RunReport&)> over_facts_and_ceilings(FactsRule rule) {
+    return [rule](const RunReport& r) {
+        if (!is_trace_report(r)) return RuleOutcome::none();
+        const auto facts = trace_facts_of(r);
+        if (!facts) return RuleOutcome::missing("trace.program holds no readable facts");
+        const bool on_ceiling_device =
+            !r.device || facts->devices.empty() ||
+            std::any_of(facts->devices.begin(), facts->devices.end(),
+                        [&](const TracedDeviceFacts& d) { return d.name == r.device->name; });
+        if (!on_ceiling_device)
+            return RuleOutcome::missing(
+                fmt::format("the program ran on {}, the ceilings are of {}: pass -d to measure the device it uses",
+                            facts->devices.front().name, r.device->name));
+        return rule(r, *facts);
+    };
+}
+
 Severity severity_for(double share) {
     return share >= 0.2 ? Severity::high : share >= 0.05 ? Severity::medium : Severity::low;
 }

@@ -17,6 +17,9 @@ using FactsRule = RuleOutcome (*)(const RunReport&, const TraceFacts&);
 
 // Adapts a rule over facts: reports without a traced program do not evaluate it.
 std::function<RuleOutcome(const RunReport&)> over_facts(FactsRule rule);
+// The same for a rule that holds the program against this machine's ceilings: not evaluated when
+// the program ran on devices none of which is the one the ceilings were measured on.
+std::function<RuleOutcome(const RunReport&)> over_facts_and_ceilings(FactsRule rule);
 
 Severity severity_for(double share);
 std::string seconds_text(double s);

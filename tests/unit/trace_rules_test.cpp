@@ -242,6 +242,17 @@ TEST_CASE("trace rules: the device idle while the host works", "[trace][rules]")
     CHECK(*f.estimated_gain == Approx(400e-6 / 1000e-6).epsilon(0.02));
 }
 
+TEST_CASE("trace rules: ceilings of another device are not held against the program", "[trace][rules]") {
+    TraceBuilder b;
+    b.trace.devices[0].name = "Another device";  // the program ran there; the ceilings are of "Synthetic device"
+    b.kernel("copy", 0, 1, 11, 100'000).kernel("slow_sum", 12, 20, 820, 4096);
+    const RunReport r = run_rule(trace_report(b.trace, b.run(1000), {ceiling("kernel.peak.bandwidth", "GB/s", 20)}),
+                                 "trace.kernel.below_roof");
+    CHECK(r.findings.empty());
+    REQUIRE(r.rules_not_evaluated.size() == 1);
+    CHECK(r.rules_not_evaluated[0].reason.find("Another device") != std::string::npos);
+}
+
 TEST_CASE("trace rules: a trace report ranks the program, not the device layers' stand-ins", "[trace][rules]") {
     const auto b = synced_kernels(60);
     RunReport r = trace_report(b.trace, b.run(6000), launch_ceiling(10));
