@@ -170,7 +170,10 @@ std::string records_path(const TraceOptions& o, bool& temporary) {
 void write_outputs(const TraceOptions& o, const RunReport& report, const ProgramTrace& trace, const ChildRun& run) {
     if (!o.json.empty()) write_file_atomically(o.json, report_to_json_text(report));
     if (!o.html.empty()) write_file_atomically(o.html, render_html(report));
-    if (!o.timeline.empty()) write_file_atomically(o.timeline, program_timeline(trace, run).dump() + "\n");
+    if (!o.timeline.empty())
+        write_file_atomically(
+            o.timeline,
+            program_timeline(trace, run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     const std::string text = render_text(report, {o.verbose, false});
     if (!o.output.empty())
         write_file_atomically(o.output, text);
