@@ -42,6 +42,33 @@ void write_all(int fd, std::string_view content, const std::filesystem::path& pa
     }
 }
 
+// A path that exists and is not a regular file or a folder: a character device (/dev/null,
+// /dev/stdout, a terminal), a FIFO or a socket. It is written in place: a temporary file renamed
+// over it would replace the device node (as root, /dev/null itself) with a regular file.
+bool is_special(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+           !std::filesystem::is_directory(status);
+}
+
+void write_in_place(const std::filesystem::path& path, std::string_view content) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) fail(path, "cannot open", errno);
+    std::size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = n < 0 ? errno : EIO;
+            ::close(fd);
+            fail(path, "write failed", err);
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0 && errno != EINTR) fail(path, "close failed", errno);
+}
+
 }  // namespace
 
 void check_output_path(const std::filesystem::path& path) {
@@ -49,6 +76,10 @@ void check_output_path(const std::filesystem::path& path) {
     if (path.empty()) throw OutputError("empty output path");
     if (std::filesystem::is_directory(path, ec))
         throw OutputError("cannot write '" + path.string() + "': it is a directory");
+    if (is_special(path)) {
+        if (::access(path.c_str(), W_OK) != 0) fail(path, "not writable", errno);
+        return;
+    }
     const auto folder = folder_of(path);
     if (!std::filesystem::is_directory(folder, ec))
         throw OutputError("cannot write '" + path.string() + "': folder '" + folder.string() + "' does not exist");
@@ -63,6 +94,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw OutputError("cannot write '" + path.string() + "': it is a directory");
+    if (is_special(path)) return write_in_place(path, content);
     const auto tmp = temp_name_for(path);
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) fail(path, "cannot create temporary file", errno);
@@ -73,7 +105,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
         ::unlink(tmp.c_str());
         fail(path, "fsync failed", err);
     }
-    ::close(fd);
+    if (::close(fd) != 0 && errno != EINTR) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        fail(path, "close failed", err);
+    }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int err = errno;
         ::unlink(tmp.c_str());

@@ -1,6 +1,8 @@
 #pragma once
 // Reports are written whole or not at all: a temporary file in the target's folder, flushed and
 // renamed over the target, so a crash or a full disk never leaves a truncated report behind.
+// A target that is a character device, FIFO or socket (/dev/stdout, a pipe) is written in place,
+// every write checked: renaming over it would replace the device node.
 #include <filesystem>
 #include <stdexcept>
 #include <string>

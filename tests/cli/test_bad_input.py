@@ -1,5 +1,6 @@
 """Bad input and missing OpenCL: one clear line on stderr, exit code 2, nothing on stdout."""
 import os
+import stat
 
 from clitest import expect, main, run, temp_dir
 
@@ -55,6 +56,19 @@ def test_no_opencl_platform():
         expect(len(r.stderr.strip().splitlines()) == 1, f"{args}: message is not one line", r)
 
 
+def test_device_that_refuses_the_report():
+    # /dev/full takes the file open and refuses every write (ENOSPC): exit 3, one line, and the
+    # device node untouched (a temporary file renamed over it would have replaced it).
+    if not os.path.exists("/dev/full"):
+        return
+    r = run("diagnose", "--layers", "system", "--quick", "-q", "--json", "/dev/full")
+    expect(r.rc == 3 and "No space left on device" in r.stderr, "--json /dev/full", r)
+    expect(len(r.stderr.strip().splitlines()) == 1, "--json /dev/full: message is not one line", r)
+    expect(stat.S_ISCHR(os.stat("/dev/full").st_mode), "/dev/full is no longer a character device")
+    r = run("diagnose", "--layers", "system", "--quick", "-q", "--json", "/dev/null")
+    expect(r.rc == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode), "--json /dev/null", r)
+
+
 def test_help_and_version_succeed():
     r = run("--help")
     expect(r.rc == 0 and "diagnose" in r.stdout, "--help", r)
@@ -65,4 +79,4 @@ def test_help_and_version_succeed():
 if __name__ == "__main__":
     main([test_unknown_option_and_command, test_conflicting_modes, test_bad_layers,
           test_bad_numbers_and_option_combinations, test_bad_kernel_dir,
-          test_no_opencl_platform, test_help_and_version_succeed])
+          test_no_opencl_platform, test_device_that_refuses_the_report, test_help_and_version_succeed])

@@ -1,6 +1,7 @@
 // write_file_atomically, check_output_path and read_file in a fresh temporary folder per test.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "core/atomic_file.hpp"
 
@@ -198,4 +200,31 @@ TEST_CASE("read_file: enforces max_bytes", "[atomic_file]") {
         CHECK_THROWS_AS(read_file(target, 150000), std::runtime_error);
         CHECK_THROWS_AS(read_file(target, 199999), std::runtime_error);
     }
+}
+
+TEST_CASE("write_file_atomically: a device is written in place, every write checked", "[atomic_file]") {
+    // Renaming a temporary file over /dev/null would replace the device node (as root it can).
+    if (!std::filesystem::is_character_file("/dev/null") || !std::filesystem::is_character_file("/dev/full")) return;
+    check_output_path("/dev/null");
+    write_file_atomically("/dev/null", "a report\n");
+    CHECK(std::filesystem::is_character_file("/dev/null"));
+    // /dev/full refuses every write with ENOSPC: the report was not written, and the caller is told.
+    check_output_path("/dev/full");
+    CHECK_THROWS_AS(write_file_atomically("/dev/full", "a report\n"), OutputError);
+    CHECK_THROWS_WITH(write_file_atomically("/dev/full", "a report\n"),
+                      Catch::Matchers::Contains("No space left on device"));
+    CHECK(std::filesystem::is_character_file("/dev/full"));
+}
+
+TEST_CASE("write_file_atomically: a FIFO is written in place", "[atomic_file]") {
+    TempDir dir;
+    const auto fifo = dir / "pipe";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string received;
+    std::thread reader([&] { received = read_file(fifo, 1 << 20); });
+    write_file_atomically(fifo, "through the pipe\n");
+    reader.join();
+    CHECK(received == "through the pipe\n");
+    CHECK(std::filesystem::is_fifo(fifo));
+    CHECK(entries(dir.path()) == std::set<std::string>{"pipe"});
 }
