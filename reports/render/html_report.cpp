@@ -7,6 +7,7 @@
 #include <set>
 
 #include "render/svg_chart.hpp"
+#include "render/trace_summary_text.hpp"
 #include "rules/trust.hpp"
 
 namespace clprobe {
@@ -233,6 +234,10 @@ std::string render_html(const RunReport& r) {
     out += fmt::format("<style>{}</style></head><body>\n", style);
     header(out, r);
     trust(out, r);
+    // A traced program: how it ended and where its wall time went, as the text report says it
+    // (the stage breakdown is also drawn with the pipelines below).
+    if (const std::string program = render_trace_summary(r); !program.empty())
+        out += "<h2>Traced program</h2>\n<pre>" + escape(program.substr(program.find('\n') + 1)) + "</pre>\n";
     findings(out, r);
     roofline(out, r);
     pipelines(out, r);
