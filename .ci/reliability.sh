@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Reliability checks that CI runs after the test suite:
+#   0. formatting: every C++ file as the project's .clang-format writes it (clang-format 14);
 #   1. the unit, integration and CLI tests again, built with clang under AddressSanitizer and
 #      UndefinedBehaviorSanitizer (build-sanitize/);
 #   2. bounded libFuzzer runs on the report reader, on option parsing and on the trace reader (FUZZ_SECONDS each,
@@ -12,7 +13,7 @@ cd "$root"
 fuzz_seconds=${FUZZ_SECONDS:-30}
 
 missing=()
-for p in clang libclang-rt-14-dev; do
+for p in clang libclang-rt-14-dev clang-format; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -21,6 +22,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# Formatting first: seconds, and a diff nobody has to review by eye.
+if ! clang-format --dry-run -Werror $(git ls-files '*.cpp' '*.hpp') 2>/tmp/clprobe-format.log; then
+    grep "error:" /tmp/clprobe-format.log | head -n 20 >&2
+    echo "formatting differs from .clang-format: run clang-format -i on the files above" >&2
+    exit 1
 fi
 
 # -O1 with line tables: what the sanitizers recommend for readable reports, and much quicker to

@@ -1,6 +1,5 @@
 #include "render/text_report.hpp"
 
-
 #include <fmt/core.h>
 
 #include <map>

@@ -27,7 +27,8 @@ std::variant<CommandRunner, int> parse_cli(CliApp& cli, int argc, const char* co
         for (const auto& c : cli.commands)
             known = known || c.first == word;
         if (!known) {
-            fmt::print(stderr, "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare, trace)\n",
+            fmt::print(stderr,
+                       "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare, trace)\n",
                        word);
             return exit_code::usage;
         }

@@ -79,7 +79,8 @@ void call_displaced(int signal_number, siginfo_t* info, void* context) {
     // does, then lets the fault recur or raises the signal again) put the layer's back: what it
     // meant to restore is what the process had before the layer, so the next delivery goes there.
     struct sigaction now {};
-    if (sigaction(signal_number, nullptr, &now) == 0 && is_ours(now)) displaced[signal_number] = original[signal_number];
+    if (sigaction(signal_number, nullptr, &now) == 0 && is_ours(now))
+        displaced[signal_number] = original[signal_number];
 }
 
 std::atomic<bool> chaining[max_signal];

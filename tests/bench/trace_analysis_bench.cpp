@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
     t = std::chrono::steady_clock::now();
     analyze(report);
     const double rules_s = seconds_since(t);
-    std::printf("commands %llu, records file %.1f MiB\n", static_cast<unsigned long long>(n), double(bytes) / (1 << 20));
+    std::printf("commands %llu, records file %.1f MiB\n", static_cast<unsigned long long>(n),
+                double(bytes) / (1 << 20));
     std::printf("read %.2f s, analyse %.2f s, rules %.3f s, total %.2f s, peak RSS %ld MiB, findings %zu\n", read_s,
                 analyse_s, rules_s, read_s + analyse_s + rules_s, peak_rss_mib(), report.findings.size());
     if (argc <= 2) std::filesystem::remove(path);
