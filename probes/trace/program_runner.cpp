@@ -16,6 +16,8 @@
 #include <string_view>
 #include <thread>
 
+#include "core/scoped_signals.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -32,27 +34,13 @@ void on_signal(int signal_number, siginfo_t* info, void*) {
     if (pid > 0 && info && info->si_code <= 0) ::kill(pid, signal_number);
 }
 
-class ForwardingHandlers {
-  public:
-    ForwardingHandlers() {
-        struct sigaction action {};
-        action.sa_sigaction = on_signal;
-        sigemptyset(&action.sa_mask);
-        action.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigaction(SIGINT, &action, &previous_int_);
-        sigaction(SIGTERM, &action, &previous_term_);
-    }
-    ~ForwardingHandlers() {
-        sigaction(SIGINT, &previous_int_, nullptr);
-        sigaction(SIGTERM, &previous_term_, nullptr);
-    }
-    ForwardingHandlers(const ForwardingHandlers&) = delete;
-    ForwardingHandlers& operator=(const ForwardingHandlers&) = delete;
-
-  private:
-    struct sigaction previous_int_ {};
-    struct sigaction previous_term_ {};
-};
+struct sigaction forwarding_action() {
+    struct sigaction action {};
+    action.sa_sigaction = on_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    return action;
+}
 
 std::uint64_t now_ns() {
     return static_cast<std::uint64_t>(
@@ -123,7 +111,7 @@ std::optional<ProgramNotRunnable> check_runnable(const std::string& name) {
 LaunchOutcome run_traced_program(const TracedLaunch& launch) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    const ForwardingHandlers handlers;
+    const ScopedInterruptHandlers handlers(forwarding_action());
     received_signal = 0;
     LaunchOutcome out;
     out.run.argv = launch.argv;

@@ -17,6 +17,7 @@
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/run_eta.hpp"
+#include "core/scoped_signals.hpp"
 #include "core/stop_points.hpp"
 #include "core/version.hpp"
 #include "json/report_json.hpp"
@@ -32,28 +33,15 @@ namespace clprobe {
 
 namespace {
 
-// SIGINT/SIGTERM handlers for the duration of a run; the previous handlers come back afterwards.
-class InterruptHandlers {
-  public:
-    InterruptHandlers() {
-        struct sigaction action {};
-        action.sa_handler = [](int signal_number) { request_interrupt(signal_number); };
-        sigemptyset(&action.sa_mask);
-        action.sa_flags = SA_RESETHAND;  // a second signal gets the default action: terminate
-        sigaction(SIGINT, &action, &previous_int_);
-        sigaction(SIGTERM, &action, &previous_term_);
-    }
-    ~InterruptHandlers() {
-        sigaction(SIGINT, &previous_int_, nullptr);
-        sigaction(SIGTERM, &previous_term_, nullptr);
-    }
-    InterruptHandlers(const InterruptHandlers&) = delete;
-    InterruptHandlers& operator=(const InterruptHandlers&) = delete;
-
-  private:
-    struct sigaction previous_int_ {};
-    struct sigaction previous_term_ {};
-};
+// SIGINT/SIGTERM request a stop for the duration of a run; a second signal gets the default
+// action (terminate).
+struct sigaction interrupt_action() {
+    struct sigaction action {};
+    action.sa_handler = [](int signal_number) { request_interrupt(signal_number); };
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    return action;
+}
 
 struct DiagnoseOptions {
     std::string device;
@@ -173,7 +161,7 @@ int run_diagnose(const DiagnoseOptions& o) {
     const ProbeList probes = make_builtin_probes();
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
-    const InterruptHandlers interrupt_handlers;
+    const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
     report.results = run_probes(probes, {session.get(), activity.get(), device_error}, run, hooks);
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.complete = !interrupt_requested();

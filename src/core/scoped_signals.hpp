@@ -1,0 +1,27 @@
+#pragma once
+// Handlers for SIGINT and SIGTERM for the duration of a scope; the previous ones come back at its
+// end. `diagnose` stops its probes at the next stop point on them; `trace` forwards them to the
+// traced program.
+#include <csignal>
+
+namespace clprobe {
+
+class ScopedInterruptHandlers {
+  public:
+    explicit ScopedInterruptHandlers(const struct sigaction& action) {
+        sigaction(SIGINT, &action, &previous_int_);
+        sigaction(SIGTERM, &action, &previous_term_);
+    }
+    ~ScopedInterruptHandlers() {
+        sigaction(SIGINT, &previous_int_, nullptr);
+        sigaction(SIGTERM, &previous_term_, nullptr);
+    }
+    ScopedInterruptHandlers(const ScopedInterruptHandlers&) = delete;
+    ScopedInterruptHandlers& operator=(const ScopedInterruptHandlers&) = delete;
+
+  private:
+    struct sigaction previous_int_ {};
+    struct sigaction previous_term_ {};
+};
+
+}  // namespace clprobe
