@@ -10,9 +10,6 @@
 
 namespace clprobe {
 
-// The probe whose attributes hold the facts ("facts").
-inline constexpr const char* trace_probe_id = "trace.program";
-
 std::vector<Rule> trace_rules();
 
 // The traced program's facts in a report; nullopt when the report is not a trace report.

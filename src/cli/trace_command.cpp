@@ -141,14 +141,7 @@ ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const
                            const std::string& layer) {
     std::optional<double> peak;
     if (const Measurement* m = find_measurement(report, "kernel.peak.bandwidth")) peak = m->summary.median;
-    TraceAnalysis analysis = analyse_trace(trace, run, peak);
-    ProbeResult r;
-    r.id = trace_probe_id;
-    r.layer = "trace";
-    r.title = "The traced program";
-    r.wall_seconds = analysis.facts.run.wall_seconds;
-    r.measurements = std::move(analysis.measurements);
-    r.attributes["facts"] = to_json(analysis.facts);
+    ProbeResult r = program_probe_result(analyse_trace(trace, run, peak));
     r.attributes["layer_library"] = layer;
     r.attributes["kernels_bytes_note"] =
         "app.kernel.bandwidth is an estimate: the summed sizes of the buffers bound as a kernel's arguments over its "

@@ -26,6 +26,9 @@ inline constexpr AppStage all_app_stages[] = {AppStage::kernel,    AppStage::tra
 std::string_view to_string(AppStage stage);
 std::optional<AppStage> app_stage_from(std::string_view name);
 
+// The probe whose attributes hold a traced program's facts ("facts"), layer "trace".
+inline constexpr const char* trace_probe_id = "trace.program";
+
 // The pipeline id under which the stages are recorded (metric "app.pipeline.stage_time").
 inline constexpr std::string_view app_pipeline_id = "app.pipeline";
 

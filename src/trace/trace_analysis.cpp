@@ -203,6 +203,17 @@ std::vector<TransferFacts> transfer_facts(const ProgramTrace& trace, const Align
 
 }  // namespace
 
+ProbeResult program_probe_result(TraceAnalysis analysis) {
+    ProbeResult r;
+    r.id = trace_probe_id;
+    r.layer = "trace";
+    r.title = "The traced program";
+    r.wall_seconds = analysis.facts.run.wall_seconds;
+    r.measurements = std::move(analysis.measurements);
+    r.attributes["facts"] = to_json(analysis.facts);
+    return r;
+}
+
 TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, std::optional<double> peak_bandwidth_gbs) {
     TraceAnalysis out;
     TraceFacts& f = out.facts;

@@ -32,6 +32,10 @@ struct TraceAnalysis {
 TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run,
                             std::optional<double> peak_bandwidth_gbs = std::nullopt);
 
+// The trace.program result the rules and renderers read: the analysis's measurements and its
+// facts under attributes "facts".
+ProbeResult program_probe_result(TraceAnalysis analysis);
+
 // Per-launch or per-transfer samples kept in a report: at most this many, evenly strided, so a
 // program of a million commands still gives a report of a few MiB.
 inline constexpr std::size_t max_samples_per_measurement = 2048;

@@ -81,12 +81,7 @@ int main(int argc, char** argv) {
     TraceAnalysis analysis = analyse_trace(*trace, run, 20.0);
     const double analyse_s = seconds_since(t);
     RunReport report;
-    ProbeResult p;
-    p.id = trace_probe_id;
-    p.layer = "trace";
-    p.measurements = std::move(analysis.measurements);
-    p.attributes["facts"] = to_json(analysis.facts);
-    report.results.push_back(std::move(p));
+    report.results.push_back(program_probe_result(std::move(analysis)));
     t = std::chrono::steady_clock::now();
     analyze(report);
     const double rules_s = seconds_since(t);

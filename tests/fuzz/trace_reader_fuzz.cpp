@@ -26,12 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     run.exit_code = 0;
     TraceAnalysis analysis = analyse_trace(trace, run, 10.0);
     RunReport report;
-    ProbeResult p;
-    p.id = trace_probe_id;
-    p.layer = "trace";
-    p.measurements = std::move(analysis.measurements);
-    p.attributes["facts"] = to_json(analysis.facts);
-    report.results.push_back(std::move(p));
+    report.results.push_back(program_probe_result(std::move(analysis)));
     analyze(report);
     (void)render_text(report, {true, false});
     (void)render_html(report);

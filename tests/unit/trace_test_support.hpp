@@ -113,12 +113,7 @@ inline RunReport trace_report(const ProgramTrace& trace, const ChildRun& run, st
     ceilings_probe.layer = "kernel";
     ceilings_probe.measurements = std::move(ceilings);
     r.results.push_back(std::move(ceilings_probe));
-    ProbeResult p;
-    p.id = trace_probe_id;
-    p.layer = "trace";
-    p.measurements = std::move(a.measurements);
-    p.attributes["facts"] = to_json(a.facts);
-    r.results.push_back(std::move(p));
+    r.results.push_back(program_probe_result(std::move(a)));
     return r;
 }
 
