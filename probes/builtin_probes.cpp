@@ -23,9 +23,11 @@ ProbeList make_builtin_probes() {
     probes.push_back(make_build_time_probe());
     probes.push_back(make_launch_latency_probe());
     probes.push_back(make_bandwidth_probe());
+    probes.push_back(make_memory_levels_probe());
     probes.push_back(make_compute_probe(Precision::fp32));
     probes.push_back(make_compute_probe(Precision::fp64));
     probes.push_back(make_compute_probe(Precision::fp16));
+    probes.push_back(make_host_gemm_probe());
     // transfer layer: after the ceilings, so a CPU device's copies can be held against
     // kernel.peak.bandwidth when the system layer's host.memory.bandwidth is absent.
     probes.push_back(make_transfer_bandwidth_probe());

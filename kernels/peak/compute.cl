@@ -1,9 +1,11 @@
-// Arithmetic ceiling: each work-item runs CHAINS independent FMA recurrences a = a*b + c.
-// Independent chains hide the FMA latency (4-6 cycles on current cores and GPUs) so the FMA
-// pipes stay full; explicit vector types matter on CPU devices, where the compiler does not
-// always vectorise across work-items. With |b| < 1 the recurrence converges (to c / (1 - b)),
-// so values stay near 1 (no overflow, no denormals) and the host can check the result in
-// closed form: a_n = b^n a_0 + c (1 - b^n) / (1 - b).
+// Arithmetic ceiling: each work-item runs CHAINS independent FMA recurrences a = a*b + c on
+// W-wide vectors (kernel fma_v<W>_c<CHAINS>). Independent chains hide the FMA latency: a core
+// with P FMA pipes of latency L cycles needs P x L vector FMAs in flight (2 x 4 = 8 full-width
+// registers on AVX-512 cores), and explicit vector types matter on CPU devices, where the compiler
+// does not always vectorise across work-items. The probe sweeps both, because the winning shape
+// differs by device and precision: too few chains leave pipes idle, too many spill registers.
+// With |b| < 1 the recurrence converges (to c / (1 - b)), so values stay near 1 (no overflow, no
+// denormals) and the host can check the result in closed form: a_n = b^n a_0 + c (1 - b^n) / (1 - b).
 //
 // Build with -D REAL=float (default), -D REAL=double -D REAL_IS_DOUBLE,
 // or -D REAL=half -D REAL_IS_HALF.
@@ -21,37 +23,39 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
-// The start value of chain j for work-item g: distinct per item and chain, all in [0, 1).
+// The start value of chain j for work-item g: in [0, 1), distinct across neighbouring chains.
 #define START(j) ((REAL)(((get_global_id(0) * 8 + (j)) & 1023) * (1.0f / 1024.0f)))
 
-#define DEFINE_FMA_KERNEL_8(T, W)                                                          \
-    __kernel void fma_v##W(__global T* restrict out, REAL b, REAL c, uint iterations) {    \
-        T a0 = (T)START(0), a1 = (T)START(1), a2 = (T)START(2), a3 = (T)START(3);          \
-        T a4 = (T)START(4), a5 = (T)START(5), a6 = (T)START(6), a7 = (T)START(7);          \
-        const T vb = (T)b, vc = (T)c;                                                      \
-        for (uint i = 0; i < iterations; ++i) {                                            \
-            a0 = fma(a0, vb, vc); a1 = fma(a1, vb, vc); a2 = fma(a2, vb, vc);              \
-            a3 = fma(a3, vb, vc); a4 = fma(a4, vb, vc); a5 = fma(a5, vb, vc);              \
-            a6 = fma(a6, vb, vc); a7 = fma(a7, vb, vc);                                    \
-        }                                                                                  \
-        out[get_global_id(0)] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));         \
+// X applied to every chain index below the count; written out so each chain is its own variable
+// (a private array would be left to the optimiser to promote to registers).
+#define FOR_4(X) X(0) X(1) X(2) X(3)
+#define FOR_8(X) FOR_4(X) X(4) X(5) X(6) X(7)
+#define FOR_12(X) FOR_8(X) X(8) X(9) X(10) X(11)
+#define FOR_16(X) FOR_12(X) X(12) X(13) X(14) X(15)
+
+#define DECLARE(j) vec_t a##j = (vec_t)START(j);
+#define STEP(j) a##j = fma(a##j, vb, vc);
+#define ADD(j) sum += a##j;
+
+// The sum is outside the loop, so its order costs nothing; the host adds the same values in double.
+#define DEFINE_FMA_KERNEL(T, W, C)                                                            \
+    __kernel void fma_v##W##_c##C(__global T* restrict out, REAL b, REAL c, uint iterations) { \
+        typedef T vec_t;                                                                      \
+        FOR_##C(DECLARE) const vec_t vb = (vec_t)b, vc = (vec_t)c;                            \
+        for (uint i = 0; i < iterations; ++i) {                                               \
+            FOR_##C(STEP)                                                                     \
+        }                                                                                     \
+        vec_t sum = (vec_t)0;                                                                 \
+        FOR_##C(ADD) out[get_global_id(0)] = sum;                                             \
     }
 
-// 16-wide vectors with 8 chains need 32 vector registers on AVX2 and spill; 4 chains suffice
-// there because each chain already carries 16 lanes.
-#define DEFINE_FMA_KERNEL_4(T, W)                                                          \
-    __kernel void fma_v##W(__global T* restrict out, REAL b, REAL c, uint iterations) {    \
-        T a0 = (T)START(0), a1 = (T)START(1), a2 = (T)START(2), a3 = (T)START(3);          \
-        const T vb = (T)b, vc = (T)c;                                                      \
-        for (uint i = 0; i < iterations; ++i) {                                            \
-            a0 = fma(a0, vb, vc); a1 = fma(a1, vb, vc);                                    \
-            a2 = fma(a2, vb, vc); a3 = fma(a3, vb, vc);                                    \
-        }                                                                                  \
-        out[get_global_id(0)] = (a0 + a1) + (a2 + a3);                                     \
-    }
-
-DEFINE_FMA_KERNEL_8(REAL, 1)
-DEFINE_FMA_KERNEL_8(CAT(REAL, 2), 2)
-DEFINE_FMA_KERNEL_8(CAT(REAL, 4), 4)
-DEFINE_FMA_KERNEL_8(CAT(REAL, 8), 8)
-DEFINE_FMA_KERNEL_4(CAT(REAL, 16), 16)
+// The shapes the probe measures (probes/kernel/compute_probe.cpp lists the same): widths 1 to 16
+// at 8 chains, 4 to 16 chains at the widest, and 16 scalar chains (the best case for scalar code).
+DEFINE_FMA_KERNEL(REAL, 1, 8)
+DEFINE_FMA_KERNEL(REAL, 1, 16)
+DEFINE_FMA_KERNEL(CAT(REAL, 2), 2, 8)
+DEFINE_FMA_KERNEL(CAT(REAL, 4), 4, 8)
+DEFINE_FMA_KERNEL(CAT(REAL, 8), 8, 8)
+DEFINE_FMA_KERNEL(CAT(REAL, 16), 16, 4)
+DEFINE_FMA_KERNEL(CAT(REAL, 16), 16, 8)
+DEFINE_FMA_KERNEL(CAT(REAL, 16), 16, 16)

@@ -1,5 +1,7 @@
 #include "attention/attention_config.hpp"
 
+#include <limits>
+
 namespace clprobe::attention {
 
 AttentionConfig config_for(const RunOptions& options) {
@@ -33,6 +35,21 @@ AttentionConfig config_for(const RunOptions& options) {
     if (a.kv_len) c.kv_lens = {a.kv_len};
     c.causal = a.causal;
     return c;
+}
+
+std::optional<std::uint32_t> memory_bound_kv_len(const std::vector<std::uint32_t>& lens, std::uint64_t bytes_per_token,
+                                                 std::uint64_t last_cache_bytes, std::uint64_t max_alloc_bytes) {
+    if (!last_cache_bytes || !bytes_per_token) return std::nullopt;
+    const std::uint64_t wanted = 4 * last_cache_bytes;
+    for (std::uint32_t l : lens)
+        if (std::uint64_t{l} * bytes_per_token >= wanted) return std::nullopt;
+    std::uint64_t len = 1;
+    while (len * bytes_per_token < wanted)
+        len *= 2;
+    // K and V are separate buffers of half the cache each.
+    if (len > std::numeric_limits<std::uint32_t>::max() || len * bytes_per_token / 2 > max_alloc_bytes)
+        return std::nullopt;
+    return static_cast<std::uint32_t>(len);
 }
 
 Labels prefill_labels(const AttentionConfig& c, std::uint32_t seq) {

@@ -3,6 +3,7 @@
 // mode's defaults, sized by the unfused baseline (its score matrix grows with seq^2) so --quick
 // stays within seconds, while --full probes long prompts and contexts.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "runtime/probe.hpp"
@@ -20,6 +21,13 @@ struct AttentionConfig {
 };
 
 AttentionConfig config_for(const RunOptions& options);
+
+// The shortest power-of-two KV length whose fp32 cache (K and V, `bytes_per_token` per token over
+// all sequence-heads) is at least four times the last-level cache, so decode at that length reads
+// memory, not cache. nullopt when the cache size is unknown, when `lens` already holds such a
+// length, or when one K (or V) buffer of that length would exceed `max_alloc_bytes`.
+std::optional<std::uint32_t> memory_bound_kv_len(const std::vector<std::uint32_t>& lens, std::uint64_t bytes_per_token,
+                                                 std::uint64_t last_cache_bytes, std::uint64_t max_alloc_bytes);
 
 // Labels every prefill measurement carries.
 Labels prefill_labels(const AttentionConfig& c, std::uint32_t seq);

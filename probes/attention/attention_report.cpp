@@ -23,11 +23,6 @@ Measurement fraction_of_peak(std::string metric, Labels labels, const Measuremen
     return m;
 }
 
-void add_roofline_point(ProbeResult& out, const std::string& label, double intensity, double gflops) {
-    if (!out.attributes.contains("roofline_points")) out.attributes["roofline_points"] = nlohmann::json::array();
-    out.attributes["roofline_points"].push_back({{"label", label}, {"intensity", intensity}, {"gflops", gflops}});
-}
-
 std::optional<MemoryLimits> memory_limits(const DeviceInfo& info) {
     if (!info.global_mem_bytes || !info.max_alloc_bytes) return std::nullopt;
     return MemoryLimits{info.global_mem_bytes, info.max_alloc_bytes};

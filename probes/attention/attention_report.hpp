@@ -1,6 +1,6 @@
 #pragma once
 // Recording helpers the attention probes share: ceilings measured earlier in the run, derived
-// single-value measurements, device-memory footprints, and roofline points for the HTML report.
+// single-value measurements and device-memory footprints (roofline points: core/roofline_facts.hpp).
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,9 +21,6 @@ Measurement derived(std::string metric, std::string unit, Labels labels, double 
 
 // Each rate sample as a fraction of a ceiling's median (the roofline fraction).
 Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak);
-
-// Appends {label, intensity (FLOP/byte), gflops} to the probe's roofline_points attribute.
-void add_roofline_point(ProbeResult& out, const std::string& label, double intensity, double gflops);
 
 // The device's global memory and largest allocation; nullopt when it reports either as 0.
 std::optional<MemoryLimits> memory_limits(const DeviceInfo& info);

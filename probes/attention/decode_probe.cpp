@@ -1,5 +1,6 @@
 // attention.decode (fp32, int8) and attention.decode.fp16: one new token per sequence-head against
-// a KV cache of length L. Memory-bound, so the rate is GB/s against kernel.peak.bandwidth. One
+// a KV cache of length L. Memory-bound, so the rate is GB/s against the bandwidth roof of the
+// memory level the cache lives in (kernel.memory_levels; kernel.peak.bandwidth beyond the caches). One
 // work-group per head, or the cache split across several groups plus a merge kernel. Lower
 // precisions are checked against the fp32 reference with a looser bound and report their error.
 #include <fmt/core.h>
@@ -16,6 +17,8 @@
 #include "attention/kv_quant.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "common/roof_placement.hpp"
+#include "core/memory_roofs.hpp"
 
 namespace clprobe {
 
@@ -118,8 +121,10 @@ class DecodeProbe final : public Probe {
         cl::Kernel merge_kernel(attention_program(s, d), "attn_decode_merge");
 
         const SamplerConfig config = sampler_for(ctx.options.mode);
-        const std::optional<double> peak = earlier_median(ctx, "kernel.peak.bandwidth");
-        for (std::uint32_t kv_len : c.kv_lens) {
+        const bool any_roof = bandwidth_roof_for(ctx.earlier, 0).has_value();
+        const std::vector<std::uint32_t> kv_lens = lengths(ctx, c, info);
+        out.attributes["kv_lens"] = kv_lens;
+        for (std::uint32_t kv_len : kv_lens) {
             const std::size_t elems = std::size_t{bh} * kv_len * d;
             const std::uint64_t wanted = elems * sizeof(float);
             // Enough groups to fill the device: a few per compute unit, each at least 256 keys.
@@ -207,17 +212,22 @@ class DecodeProbe final : public Probe {
                 Measurement bw = make_measurement("attention.decode.bandwidth", "GB/s", labels,
                                                   to_rates(sets[i], r.bytes, 1e-9), sets[i].timer);
                 bw.iterations_per_sample = sets[i].iterations;
-                if (peak)
-                    out.measurements.push_back(fraction_of_peak("attention.decode.peak_fraction", labels, bw, *peak));
+                // The cache, query and output are the whole working set: it decides the level.
+                const auto roof = bandwidth_roof_for(ctx.earlier, static_cast<std::uint64_t>(r.bytes));
+                if (roof)
+                    out.measurements.push_back(fraction_of_roof("attention.decode.peak_fraction", labels, bw, *roof));
                 const double flops = 4.0 * bh * kv_len * d;
-                add_roofline_point(out, fmt::format("decode {} {} L={}", precision, labels["split"], kv_len),
-                                   flops / r.bytes, bw.summary.median * flops / r.bytes);
+                add_roofline_point(
+                    out,
+                    placed_point(fmt::format("decode {} {} L={}", precision, labels["split"], kv_len), flops / r.bytes,
+                                 bw.summary.median * flops / r.bytes, static_cast<std::uint64_t>(r.bytes), roof));
                 out.measurements.push_back(std::move(bw));
                 out.measurements.push_back(derived("attention.decode.error", "relative", labels, r.error, false));
             }
         }
-        if (!peak)
-            out.attributes["peak_fraction_missing"] = "kernel.peak.bandwidth was not measured earlier in this run";
+        if (!any_roof)
+            out.attributes["peak_fraction_missing"] =
+                "neither kernel.memory_levels nor kernel.peak.bandwidth was measured earlier in this run";
         out.attributes["work_group_size"] = wg;
         out.attributes["int8_group"] = group;
         out.attributes["bytes_counted"] = "K and V cache (and int8 scales) plus query and output, per decode step";
@@ -225,6 +235,21 @@ class DecodeProbe final : public Probe {
     }
 
   private:
+    // The configured lengths, plus one whose cache is four times the last-level cache when none is
+    // (unless the user chose the length): "decode at X% of memory bandwidth" must mean memory.
+    static std::vector<std::uint32_t> lengths(const ProbeContext& ctx, const AttentionConfig& c,
+                                              const DeviceInfo& info) {
+        std::vector<std::uint32_t> lens = c.kv_lens;
+        if (ctx.options.attention.kv_len) return lens;
+        std::uint64_t last_cache = info.global_mem_cache_bytes;
+        if (const auto facts = memory_roof_facts_of(ctx.earlier); facts && !facts->caches.empty())
+            last_cache = facts->caches.back().bytes;
+        const std::uint64_t per_token = std::uint64_t{c.batch} * c.heads * c.head_dim * 2 * sizeof(float);
+        if (const auto len = memory_bound_kv_len(lens, per_token, last_cache, info.max_alloc_bytes))
+            lens.push_back(*len);
+        return lens;
+    }
+
     // Compares every head's output with the fp32-input reference; returns the worst error.
     static double check(cl::CommandQueue& q, cl::Buffer& o, const std::vector<double>& want, std::uint32_t d,
                         const PrecisionTraits& tr, std::uint32_t splits) {

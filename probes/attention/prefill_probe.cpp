@@ -12,6 +12,7 @@
 #include "attention/attention_report.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "common/roof_placement.hpp"
 
 namespace clprobe {
 
@@ -137,8 +138,10 @@ class PrefillProbe final : public Probe {
             rate.iterations_per_sample = sets[i].iterations;
             if (peak)
                 out.measurements.push_back(fraction_of_peak("attention.prefill.peak_fraction", labels, rate, *peak));
-            add_roofline_point(out, fmt::format("attention {} {}", variants[i].name, variants[i].tile),
-                               flops / variants[i].bytes, rate.summary.median);
+            const auto working_set = static_cast<std::uint64_t>(variants[i].bytes);
+            add_roofline_point(out, placed_point(fmt::format("attention {} {}", variants[i].name, variants[i].tile),
+                                                 flops / variants[i].bytes, rate.summary.median, working_set,
+                                                 bandwidth_roof_for(ctx.earlier, working_set)));
             out.measurements.push_back(std::move(rate));
             out.measurements.push_back(derived("attention.prefill.error", "relative", labels, errors[i], false));
         }

@@ -54,6 +54,12 @@ std::string format_bytes(std::uint64_t bytes) {
 
 std::string sampling_note(const SamplerConfig& config) {
     if (config.best_of <= 1) return fmt::format("{} samples, variants interleaved", config.samples);
+    if (config.max_contenders > 0)
+        return fmt::format(
+            "up to {} samples per variant, variants interleaved; each sample is the fastest of {} batches (the "
+            "device's capability), for the {} variants with the fastest first batches that reach {:.0f}% of the best; "
+            "the others take 3 single-batch samples",
+            config.samples, config.best_of, config.max_contenders, 100 * config.contender_fraction);
     return fmt::format(
         "up to {} samples per variant, variants interleaved; each sample is the fastest of {} batches (the "
         "device's capability); variants below {:.0f}% of the best first batch take 3 single-batch samples",

@@ -326,6 +326,17 @@ double gradient_bytes(const GradientVariant& v, std::uint64_t rows, std::uint32_
     return v.passes == 2 ? 2 * x + y + 2 * n * e : x + y;
 }
 
+double gradient_working_set(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz) {
+    // What one gradient touches, each byte once: a second pass re-reads X (traffic, not footprint)
+    // and adds the residual vector.
+    const double residuals = v.format == Format::dense && v.passes == 2
+                                 ? static_cast<double>(rows) * static_cast<double>(real_bytes(v.fp64))
+                                 : 0.0;
+    GradientVariant one_pass = v;
+    one_pass.passes = 1;
+    return gradient_bytes(one_pass, rows, p, nnz) + residuals;
+}
+
 double gradient_flops(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz) {
     // A multiply-add for x_i . beta and one for r_i x_i per stored element.
     const double elements = v.format == Format::csr ? static_cast<double>(nnz) : static_cast<double>(rows) * p;

@@ -90,6 +90,9 @@ std::vector<double> read_gradient(cl::CommandQueue& queue, DeviceData& data);
 
 // Bytes of X and vectors a variant reads and writes, and its floating-point operations.
 double gradient_bytes(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz);
+// Bytes one gradient's data occupies (X, y, and the residuals of a two-pass variant): the working
+// set that decides which memory level's roof bounds it.
+double gradient_working_set(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz);
 double gradient_flops(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz);
 
 // One Newton pass on row-major data (fp32 or fp64): the unnormalised sums H = X^T W X and

@@ -1,7 +1,8 @@
 // glm.gradient: one GLM gradient evaluation (logistic link) in every variant the issue names:
 // layout, reduction, fused or two passes, vector width, work-group size, precision, dense or CSR.
 // Each variant is checked against the host double-precision reference before its time counts,
-// and its bandwidth is set against kernel.peak.bandwidth measured earlier in the same run.
+// and its bandwidth is set against the roof of the memory level its working set lives in
+// (common/roof_placement.hpp), measured earlier in the same run.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "common/roof_placement.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_memory.hpp"
@@ -31,7 +33,7 @@ struct Planned {
     std::uint64_t rows = 0;
     std::vector<double>* reference = nullptr;
     std::vector<Launch> launches;
-    double bytes = 0, flops = 0;
+    double bytes = 0, flops = 0, working_set = 0;
 };
 
 // Quick mode measures one step either side of the base on each axis; the other modes sweep wider.
@@ -207,6 +209,7 @@ class GradientProbe final : public Probe {
                                             ridge_lambda, pl.rows);
             pl.bytes = gradient_bytes(v, pl.rows, p, csr.nnz());
             pl.flops = gradient_flops(v, pl.rows, p, csr.nnz());
+            pl.working_set = gradient_working_set(v, pl.rows, p, csr.nnz());
             const std::string name = "glm." + v.name();
             sampler.add([&s, &pl, name](std::int64_t iters) { return time_launches(s, pl.launches, iters, name); },
                         pl.bytes);
@@ -218,7 +221,6 @@ class GradientProbe final : public Probe {
         const std::vector<SampleSet> sets = sampler.run();
 
         const Measurement* peak = peak_bandwidth(ctx.earlier);
-        nlohmann::json points = nlohmann::json::array();
         std::vector<Measurement> times;
         for (std::size_t i = 0; i < plans.size(); ++i) {
             const auto& pl = plans[i];
@@ -231,21 +233,14 @@ class GradientProbe final : public Probe {
                                               to_rates(sets[i], pl.bytes, 1e-9), sets[i].timer);
             Measurement gf = make_measurement("glm.gradient.gflops", "GFLOP/s", labels,
                                               to_rates(sets[i], pl.flops, 1e-9), sets[i].timer);
-            points.push_back({{"label", "glm " + pl.variant.name()},
-                              {"intensity", pl.flops / pl.bytes},
-                              {"gflops", gf.summary.median}});
+            const auto working_set = static_cast<std::uint64_t>(pl.working_set);
+            const auto roof = bandwidth_roof_for(ctx.earlier, working_set);
+            add_roofline_point(out, placed_point("glm " + pl.variant.name(), pl.flops / pl.bytes, gf.summary.median,
+                                                 working_set, roof));
             out.measurements.push_back(t);
             out.measurements.push_back(bw);
             out.measurements.push_back(gf);
-            if (peak && peak->summary.median > 0) {
-                std::vector<double> fr = bw.samples;
-                for (double& f : fr)
-                    f /= peak->summary.median;
-                Measurement m =
-                    make_measurement("glm.gradient.roofline_fraction", "fraction", labels, fr, sets[i].timer);
-                m.note = "effective bandwidth / kernel.peak.bandwidth of this run";
-                out.measurements.push_back(m);
-            }
+            if (roof) out.measurements.push_back(fraction_of_roof("glm.gradient.roofline_fraction", labels, bw, *roof));
         }
         headlines(out, peak, n);
 
@@ -257,7 +252,6 @@ class GradientProbe final : public Probe {
         out.attributes["atomic_rows"] = atomic_rows;
         out.attributes["work_groups"] = groups;
         out.attributes["verified"] = checked;
-        out.attributes["roofline_points"] = points;
         out.attributes["sampling"] = sampling_note(config);
         out.attributes["bytes_counted"] =
             "X and y once per pass (two passes: X twice plus the residual vector written and read); CSR: values, "

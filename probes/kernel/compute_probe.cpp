@@ -18,10 +18,16 @@ namespace clprobe {
 
 namespace {
 
-constexpr int vector_widths[] = {1, 2, 4, 8, 16};
-int chains_for(int width) {
-    return width == 16 ? 4 : 8;
-}  // as in kernels/peak/compute.cl
+// The kernel shapes measured (kernels/peak/compute.cl): vector width x independent chains.
+struct Shape {
+    int width;
+    int chains;
+};
+constexpr Shape shapes[] = {{1, 8}, {1, 16}, {2, 8}, {4, 8}, {8, 8}, {16, 4}, {16, 8}, {16, 16}};
+
+std::string kernel_name(Shape shape) {
+    return fmt::format("fma_v{}_c{}", shape.width, shape.chains);
+}
 
 // b and c are exact in half, float and double, so host and device start from the same values;
 // the recurrence converges to c / (1 - b) = 1 and its rounding error stays below 1/(1-b) = 8 ulp.
@@ -85,81 +91,102 @@ class ComputeProbe final : public Probe {
     std::string id() const override { return std::string("kernel.compute.") + traits_.name; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return std::string("Arithmetic ceiling (") + traits_.name + " FMA)"; }
-    // Five widths, best-of-2 samples.
-    double expected_seconds(RunMode mode) const override { return 2.0 * mode_time_factor(mode); }
+    // 8 shapes, best-of-2 samples for the three that can set the ceiling.
+    double expected_seconds(RunMode mode) const override { return 2.5 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
         const DeviceInfo& info = s.info();
-        cl::CommandQueue& q = s.queue();
         if (precision_ == Precision::fp64 && !info.fp64)
             throw ProbeUnsupported("the device has no double precision (no cl_khr_fp64)");
-
-        const cl::Program* program = nullptr;
-        if (precision_ == Precision::fp16 && !info.fp16) {
-            // Some drivers implement half arithmetic without advertising cl_khr_fp16: try it.
-            try {
-                program = &s.kernels().program("peak/compute.cl", traits_.options).program;
-            } catch (const ClError& e) {
-                throw ProbeUnsupported("cl_khr_fp16 is not advertised and a half-precision kernel does not build");
-            }
-            out.attributes["fp16_advertised"] = false;
-        } else {
-            program = &s.kernels().program("peak/compute.cl", traits_.options).program;
-        }
+        const cl::Program& program = load_program(s, out);
 
         const std::size_t local = std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size));
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
-        const std::size_t items = groups * local;
-        cl::Buffer result = make_buffer(s.context(), CL_MEM_WRITE_ONLY, items * 16 * traits_.element_bytes);
+        const Launch launch{&s,
+                            make_buffer(s.context(), CL_MEM_WRITE_ONLY, groups * local * 16 * traits_.element_bytes),
+                            groups * local, local};
 
         SamplerConfig config = ceiling_sampler_for(ctx.options.mode);
         config.max_iterations = std::numeric_limits<cl_uint>::max() / base_trips;
-
+        // Several shapes tie at a CPU's limit; best-of samples for three of them find the ceiling
+        // and keep the sweep's time near that of the old five-width one.
+        config.max_contenders = 3;
         InterleavedSampler sampler(config);
         std::vector<double> flops;
-        for (int w : vector_widths) {
-            cl::Kernel k(*program, fmt::format("fma_v{}", w).c_str());
-            k.setArg(0, result);
-            set_coefficients(k);
-            const double flops_per_iteration = static_cast<double>(items) * base_trips * chains_for(w) * w * 2.0;
-            const std::size_t index = sampler.add(
-                [&q, &s, k, items, local, label = fmt::format("fma_v{} {}", w, traits_.name)](std::int64_t n) mutable {
-                    k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
-                    return time_commands(
-                        q, s.profiling(), 1,
-                        [&] {
-                            cl::Event e;
-                            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
-                                                   &e);
-                            return e;
-                        },
-                        label);
-                },
-                flops_per_iteration);
-            flops.push_back(flops_per_iteration);
-            // Checked now, while the buffer holds this variant's last calibration run.
-            verify(q, result, items, w, static_cast<std::uint64_t>(base_trips * sampler.iterations(index)));
-        }
+        for (const Shape shape : shapes)
+            flops.push_back(add_variant(sampler, program, launch, shape));
         const std::vector<SampleSet> sets = sampler.run();
         for (std::size_t i = 0; i < sets.size(); ++i) {
-            const int w = vector_widths[i];
-            Measurement m = make_measurement("kernel.compute", "GFLOP/s",
-                                             {{"precision", traits_.name}, {"vector", std::to_string(w)}},
-                                             to_rates(sets[i], flops[i], 1e-9), sets[i].timer);
+            const Labels labels{{"precision", traits_.name},
+                                {"vector", std::to_string(shapes[i].width)},
+                                {"chains", std::to_string(shapes[i].chains)}};
+            Measurement m =
+                make_measurement("kernel.compute", "GFLOP/s", labels, to_rates(sets[i], flops[i], 1e-9), sets[i].timer);
             m.iterations_per_sample = sets[i].iterations;
             out.measurements.push_back(std::move(m));
         }
-        const std::size_t variants = out.measurements.size();
-        out.measurements.push_back(headline_from(*best_by_median(out.measurements, "kernel.compute"),
-                                                 std::string("kernel.peak.") + traits_.name, variants));
-        out.attributes["work_items"] = items;
+        // The variants are in shape order; the index outlives the push_back, which may move them.
+        const Measurement* best = best_by_median(out.measurements, "kernel.compute");
+        out.attributes["peak_kernel"] = kernel_name(shapes[static_cast<std::size_t>(best - out.measurements.data())]);
+        Measurement headline = headline_from(*best, std::string("kernel.peak.") + traits_.name, sets.size());
+        out.measurements.push_back(std::move(headline));
+        out.attributes["work_items"] = launch.items;
         out.attributes["local_size"] = local;
         out.attributes["sampling"] = sampling_note(config);
         out.attributes["flops_counted"] = "2 per FMA per vector lane";
     }
 
   private:
+    struct Launch {
+        DeviceSession* session;
+        cl::Buffer result;
+        std::size_t items;
+        std::size_t local;
+    };
+
+    const cl::Program& load_program(DeviceSession& s, ProbeResult& out) const {
+        if (precision_ != Precision::fp16 || s.info().fp16)
+            return s.kernels().program("peak/compute.cl", traits_.options).program;
+        // Some drivers implement half arithmetic without advertising cl_khr_fp16: try it.
+        out.attributes["fp16_advertised"] = false;
+        try {
+            return s.kernels().program("peak/compute.cl", traits_.options).program;
+        } catch (const ClError&) {
+            throw ProbeUnsupported("cl_khr_fp16 is not advertised and a half-precision kernel does not build");
+        }
+    }
+
+    // Warms up and calibrates one shape, then checks its output; returns its flops per iteration.
+    double add_variant(InterleavedSampler& sampler, const cl::Program& program, const Launch& launch,
+                       Shape shape) const {
+        DeviceSession& s = *launch.session;
+        cl::CommandQueue& q = s.queue();
+        cl::Kernel k(program, kernel_name(shape).c_str());
+        k.setArg(0, launch.result);
+        set_coefficients(k);
+        const double flops_per_iteration =
+            static_cast<double>(launch.items) * base_trips * shape.chains * shape.width * 2.0;
+        const std::size_t index = sampler.add(
+            [&q, &s, k, items = launch.items, local = launch.local,
+             label = fmt::format("{} {}", kernel_name(shape), traits_.name)](std::int64_t n) mutable {
+                k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
+                return time_commands(
+                    q, s.profiling(), 1,
+                    [&] {
+                        cl::Event e;
+                        q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
+                        return e;
+                    },
+                    label);
+            },
+            flops_per_iteration);
+        // Checked now, while the buffer holds this variant's last calibration run.
+        verify(q, launch.result, launch.items, shape,
+               static_cast<std::uint64_t>(base_trips * sampler.iterations(index)));
+        return flops_per_iteration;
+    }
+
     void set_coefficients(cl::Kernel& k) const {
         if (precision_ == Precision::fp64) {
             k.setArg(1, static_cast<cl_double>(coef_b));
@@ -173,36 +200,38 @@ class ComputeProbe final : public Probe {
         }
     }
 
-    // Checks 64 work-items spread over the range, every lane, against the closed form.
-    void verify(cl::CommandQueue& q, cl::Buffer& result, std::size_t items, int w, std::uint64_t trips) const {
-        std::vector<unsigned char> raw(items * static_cast<std::size_t>(w) * traits_.element_bytes);
-        q.enqueueReadBuffer(result, CL_TRUE, 0, raw.size(), raw.data());
-        auto element = [&](std::size_t i) -> double {
-            if (precision_ == Precision::fp64) {
-                double v;
-                std::memcpy(&v, raw.data() + i * 8, 8);
-                return v;
-            }
-            if (precision_ == Precision::fp16) {
-                std::uint16_t h;
-                std::memcpy(&h, raw.data() + i * 2, 2);
-                return half_to_float(h);
-            }
-            float v;
-            std::memcpy(&v, raw.data() + i * 4, 4);
+    double element(const std::vector<unsigned char>& raw, std::size_t i) const {
+        if (precision_ == Precision::fp64) {
+            double v;
+            std::memcpy(&v, raw.data() + i * 8, 8);
             return v;
-        };
-        const int chains = chains_for(w);
+        }
+        if (precision_ == Precision::fp16) {
+            std::uint16_t h;
+            std::memcpy(&h, raw.data() + i * 2, 2);
+            return half_to_float(h);
+        }
+        float v;
+        std::memcpy(&v, raw.data() + i * 4, 4);
+        return v;
+    }
+
+    // Checks 64 work-items spread over the range, every lane, against the closed form.
+    void verify(cl::CommandQueue& q, const cl::Buffer& result, std::size_t items, Shape shape,
+                std::uint64_t trips) const {
+        const auto w = static_cast<std::size_t>(shape.width);
+        std::vector<unsigned char> raw(items * w * traits_.element_bytes);
+        q.enqueueReadBuffer(result, CL_TRUE, 0, raw.size(), raw.data());
         for (std::size_t probe = 0; probe < 64; ++probe) {
             const std::size_t item = probe * (items - 1) / 63;
             double expected = 0;
-            for (int j = 0; j < chains; ++j)
+            for (int j = 0; j < shape.chains; ++j)
                 expected += chain_value(start_value(item, j), trips);
-            for (int lane = 0; lane < w; ++lane) {
-                const double got = element(item * static_cast<std::size_t>(w) + static_cast<std::size_t>(lane));
+            for (std::size_t lane = 0; lane < w; ++lane) {
+                const double got = element(raw, item * w + lane);
                 if (!(std::fabs(got - expected) <= traits_.tolerance * std::fabs(expected)))
-                    throw VerificationError(fmt::format("fma_v{} ({}): item {} lane {} is {} (expected {})", w,
-                                                        traits_.name, item, lane, got, expected));
+                    throw VerificationError(fmt::format("{} ({}): item {} lane {} is {} (expected {})",
+                                                        kernel_name(shape), traits_.name, item, lane, got, expected));
             }
         }
     }

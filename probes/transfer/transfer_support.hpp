@@ -2,12 +2,15 @@
 // Pieces the transfer probes share: the data pattern every copy is checked against, page-aligned
 // host allocations, the size sweep, and the efficiency reference read from earlier probes.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cl/cl_api.hpp"
+#include "cl/command_timing.hpp"
 #include "core/report.hpp"
 #include "runtime/probe.hpp"
 
@@ -63,6 +66,12 @@ bool host_memory_device(const DeviceInfo& device);
 // Host-clock seconds of `fn`.
 template <typename Fn>
 double host_seconds(Fn&& fn);
+
+// time_commands (cl/command_timing.hpp) for steps of several commands: `enqueue_step` enqueues
+// one step and appends each command's event; a batch of `count` steps takes the sum of all their
+// device times (the host time without profiling). A kernel copy's step is map + unmap + kernel.
+TimedBatch time_command_steps(cl::CommandQueue& queue, bool profiling, std::int64_t count,
+                              const std::function<void(std::vector<cl::Event>&)>& enqueue_step, std::string_view label);
 
 }  // namespace clprobe::transfer
 

@@ -88,6 +88,9 @@ json finding_to_json(const Finding& f) {
                 {"estimated_gain", f.estimated_gain ? json(*f.estimated_gain) : json(nullptr)},
                 {"gain_basis", f.gain_basis},
                 {"confidence", f.confidence},
+                {"kind", f.kind == FindingKind::ranked ? "ranked" : "note"},
+                {"factor", f.factor ? json(*f.factor) : json(nullptr)},
+                {"uncertain", f.uncertain},
                 {"rank", f.rank}};
     // Optional, as "note" is for measurements: only findings ranked by a pipeline share carry it.
     if (f.target)
@@ -347,6 +350,21 @@ Finding read_finding(const Field& f) {
         }
         out.target = std::move(target);
     }
+    // "kind", "factor" and "uncertain" arrived with the split into ranked findings and notes; an
+    // older report's findings with a gain were all ranked.
+    if (f.has("kind")) {
+        const std::string kind = f.at("kind").str();
+        if (kind != "ranked" && kind != "note") f.at("kind").fail("expected \"ranked\" or \"note\"");
+        out.kind = kind == "ranked" ? FindingKind::ranked : FindingKind::note;
+    } else {
+        out.kind = out.estimated_gain ? FindingKind::ranked : FindingKind::note;
+    }
+    if (f.has("factor") && !f.at("factor").raw().is_null()) {
+        const double factor = f.at("factor").number();
+        if (!(factor > 0)) f.at("factor").fail("expected a positive number");
+        out.factor = factor;
+    }
+    if (f.has("uncertain")) out.uncertain = f.at("uncertain").boolean();
     out.rank = f.at("rank").integer<int>(0);
     return out;
 }

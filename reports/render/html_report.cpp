@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "core/memory_roofs.hpp"
+#include "core/roofline_facts.hpp"
 #include "render/svg_chart.hpp"
 #include "render/trace_summary_text.hpp"
 #include "rules/trust.hpp"
@@ -65,65 +67,82 @@ void trust(std::string& out, const RunReport& r) {
         if (!n.warning) out += fmt::format("<p class=\"meta\">{}</p>\n", escape(n.text));
 }
 
-void findings(std::string& out, const RunReport& r) {
-    out += "<h2>Findings, ranked by estimated gain</h2>\n";
-    if (r.findings.empty()) {
-        out += "<p>None: no rule found a gap larger than the measurement noise.</p>\n";
-        return;
-    }
-    out +=
-        "<table><tr><th>#</th><th>Layer</th><th>Finding</th><th>Evidence</th><th>Suggestion</th><th>Gain</th>"
-        "<th>Confidence</th></tr>\n";
+// One table per kind: the ranked findings with their gain, the device notes with their factor.
+void findings_table(std::string& out, const RunReport& r, FindingKind kind) {
+    const bool ranked = kind == FindingKind::ranked;
+    out += ranked ? "<h2>Ranked findings</h2>\n<p class=\"meta\">Gain: a share of a step measured in this run.</p>\n"
+                  : "<h2>Device notes</h2>\n<p class=\"meta\">Unranked: traits of this device or machine, with their "
+                    "factor.</p>\n";
+    std::string rows;
     for (const auto& f : r.findings) {
+        if (f.kind != kind) continue;
         std::string evidence;
         for (const auto& e : f.evidence)
             evidence += fmt::format("{}<code>{}</code> = {:.4g} {}{}", evidence.empty() ? "" : "<br>",
                                     escape(metric_name(e.metric, e.labels)), e.value, escape(e.unit),
                                     e.expectation.empty() ? "" : " (" + escape(e.expectation) + ")");
-        out += fmt::format(
+        const std::string size = ranked && f.estimated_gain ? fmt::format("{:.0f}%", 100 * *f.estimated_gain)
+                                 : f.factor                 ? fmt::format("{:.3g}x", *f.factor)
+                                                            : "n/a";
+        rows += fmt::format(
             "<tr><td>{}</td><td>{}</td><td><b>{}</b><br><code>{}</code></td><td>{}</td><td>{}</td><td class=\"num\">{}"
-            "</td><td class=\"num\">{:.2f}</td></tr>\n",
-            f.rank, escape(f.layer), escape(f.title), escape(f.id), evidence, escape(f.suggestion),
-            f.estimated_gain ? fmt::format("{:.0f}%", 100 * *f.estimated_gain) : "n/a", f.confidence);
+            "</td><td class=\"num\">{:.2f}{}</td></tr>\n",
+            ranked ? std::to_string(f.rank) : "&ndash;", escape(f.layer), escape(f.title), escape(f.id), evidence,
+            escape(f.suggestion), size, f.confidence, f.uncertain ? " (uncertain)" : "");
     }
-    out += "</table>\n";
+    if (rows.empty()) {
+        out +=
+            ranked ? "<p>None: no finding's gain is a share of a step measured in this run.</p>\n" : "<p>None.</p>\n";
+        return;
+    }
+    out += fmt::format(
+        "<table><tr><th>#</th><th>Layer</th><th>Finding</th><th>Evidence</th><th>Suggestion</th><th>{}</th>"
+        "<th>Confidence</th></tr>\n{}</table>\n",
+        ranked ? "Gain" : "Factor", rows);
 }
 
-// The roofline: this run's own memory and compute ceilings, and every point a workload probe
-// placed on it (attribute "roofline_points": [{label, intensity (FLOP/byte), gflops}]).
+void findings(std::string& out, const RunReport& r) {
+    findings_table(out, r, FindingKind::ranked);
+    findings_table(out, r, FindingKind::note);
+}
+
+// The hierarchical roofline: this run's own compute ceilings, a bandwidth roof per memory level
+// (kernel.memory_levels) beside the memory roof (kernel.peak.bandwidth), and every point a
+// workload probe placed, labelled with the level its working set lives in (core/roofline_facts.hpp).
 void roofline(std::string& out, const RunReport& r) {
     const auto* bw = find_measurement(r, "kernel.peak.bandwidth");
     const auto* fp32 = find_measurement(r, "kernel.peak.fp32");
     if (!bw || !fp32) return;
     const auto* fp64 = find_measurement(r, "kernel.peak.fp64");
     std::vector<svg::Series> series;
-    auto roof = [&](const Measurement& peak, const std::string& name, bool dashed) {
+    auto roof = [&](double compute, double bandwidth, const std::string& name, bool dashed) {
         svg::Series s{name, {}, dashed, false, true};
         for (double ai = 1.0 / 16; ai <= 256; ai *= 1.25)
-            s.points.push_back({ai, std::min(peak.summary.median, ai * bw->summary.median)});
+            s.points.push_back({ai, std::min(compute, ai * bandwidth)});
         series.push_back(std::move(s));
     };
-    roof(*fp32, "fp32 roof", false);
-    if (fp64) roof(*fp64, "fp64 roof", true);
-    for (const auto& p : r.results) {
-        if (!p.attributes.contains("roofline_points") || !p.attributes["roofline_points"].is_array()) continue;
-        for (const auto& pt : p.attributes["roofline_points"]) {
-            if (!pt.is_object() || !pt.contains("intensity") || !pt.contains("gflops") ||
-                !pt["intensity"].is_number() || !pt["gflops"].is_number())
-                continue;
-            svg::Series s{pt.value("label", p.id),
-                          {{pt["intensity"].get<double>(), pt["gflops"].get<double>()}},
-                          false,
-                          true,
-                          false};
-            series.push_back(std::move(s));
+    roof(fp32->summary.median, bw->summary.median, "fp32 roof (memory)", false);
+    if (fp64) roof(fp64->summary.median, bw->summary.median, "fp64 roof (memory)", true);
+    std::string levels;
+    if (const auto facts = memory_roof_facts_of(r.results))
+        for (const auto& level : facts->roofs) {
+            if (level.level == "memory") continue;  // kernel.peak.bandwidth draws it
+            roof(fp32->summary.median, level.gb_per_s, fmt::format("fp32 roof ({})", level.level), true);
+            levels += fmt::format(", {} {:.4g} GB/s", level.level, level.gb_per_s);
         }
-    }
+    for (const auto& p : r.results)
+        for (const auto& pt : roofline_points_of(p)) {
+            const std::string name =
+                (pt.label.empty() ? p.id : pt.label) + (pt.level.empty() ? "" : " [" + pt.level + "]");
+            series.push_back({name, {{pt.intensity, pt.gflops}}, false, true, false});
+        }
     out += fmt::format(
-        "<h2>Roofline</h2>\n<p class=\"meta\">Ceilings measured in this run: bandwidth roof = "
-        "<code>kernel.peak.bandwidth</code> ({:.4g} GB/s) x arithmetic intensity; compute roofs = "
-        "<code>kernel.peak.fp32</code> ({:.4g} GFLOP/s){}. Points are workload variants.</p>\n",
-        bw->summary.median, fp32->summary.median,
+        "<h2>Roofline</h2>\n<p class=\"meta\">Ceilings measured in this run: memory roof = "
+        "<code>kernel.peak.bandwidth</code> ({:.4g} GB/s) x arithmetic intensity{}; compute roofs = "
+        "<code>kernel.peak.fp32</code> ({:.4g} GFLOP/s){}. Points are workload variants, each held against the roof "
+        "of the memory level its working set lives in (in brackets).</p>\n",
+        bw->summary.median, levels.empty() ? "" : "; cache roofs (<code>kernel.roof.bandwidth</code>)" + levels,
+        fp32->summary.median,
         fp64 ? fmt::format(" and <code>kernel.peak.fp64</code> ({:.4g} GFLOP/s)", fp64->summary.median) : "");
     out += svg::line_chart(series, {"arithmetic intensity (FLOP/byte)", true}, {"GFLOP/s", true}, 760, 380);
 }

@@ -28,6 +28,39 @@ std::string metric_name(const std::string& metric, const Labels& labels) {
 
 }  // namespace
 
+namespace {
+
+// One table per kind; `empty` is printed when the kind has no finding ("" prints nothing).
+void findings_table(std::string& out, const RunReport& r, FindingKind kind, const char* heading, const char* empty) {
+    std::vector<const Finding*> rows;
+    for (const auto& f : r.findings)
+        if (f.kind == kind) rows.push_back(&f);
+    if (rows.empty()) {
+        if (*empty) out += std::string(heading) + empty;
+        return;
+    }
+    out += heading;
+    const bool ranked = kind == FindingKind::ranked;
+    out += fmt::format(
+        "| {} | Layer | Finding | Evidence | Suggestion | {} | Confidence |\n|---|---|---|---|---|---|---|\n",
+        ranked ? "#" : "Id", ranked ? "Gain" : "Factor");
+    for (const Finding* f : rows) {
+        std::string evidence;
+        for (const auto& e : f->evidence)
+            evidence += fmt::format("{}{} = {:.4g} {}", evidence.empty() ? "" : "<br>", metric_name(e.metric, e.labels),
+                                    e.value, e.unit);
+        const std::string size = ranked && f->estimated_gain ? fmt::format("{:.0f}%", 100 * *f->estimated_gain)
+                                 : f->factor                 ? fmt::format("{:.3g}x", *f->factor)
+                                                             : "n/a";
+        out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f}{} |\n", ranked ? std::to_string(f->rank) : f->id,
+                           f->layer, cell(f->title), cell(evidence), cell(f->suggestion), size, f->confidence,
+                           f->uncertain ? " (uncertain)" : "");
+    }
+    out += "\n";
+}
+
+}  // namespace
+
 std::string render_markdown(const RunReport& r, bool verbose) {
     std::string out = fmt::format("# clprobe report{}\n\n", r.complete ? "" : " (incomplete: interrupted)");
     if (r.device)
@@ -42,23 +75,11 @@ std::string render_markdown(const RunReport& r, bool verbose) {
     for (const auto& n : assess_trust(r))
         out += fmt::format("- {}{}\n", n.warning ? "**Warning:** " : "", n.text);
     out += "\n";
-    out += "## Findings\n\n";
-    if (r.findings.empty()) {
-        out += "None: no rule found a gap larger than the measurement noise.\n\n";
-    } else {
-        out += "| # | Layer | Finding | Evidence | Suggestion | Gain | Confidence |\n|---|---|---|---|---|---|---|\n";
-        for (const auto& f : r.findings) {
-            std::string evidence;
-            for (const auto& e : f.evidence)
-                evidence += fmt::format("{}{} = {:.4g} {}", evidence.empty() ? "" : "<br>",
-                                        metric_name(e.metric, e.labels), e.value, e.unit);
-            out +=
-                fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} |\n", f.rank, f.layer, cell(f.title),
-                            cell(evidence), cell(f.suggestion),
-                            f.estimated_gain ? fmt::format("{:.0f}%", 100 * *f.estimated_gain) : "n/a", f.confidence);
-        }
-        out += "\n";
-    }
+    findings_table(out, r, FindingKind::ranked,
+                   "## Ranked findings\n\nGain: a share of a step measured in this run.\n\n",
+                   "None: no finding's gain is a share of a step measured in this run.\n\n");
+    findings_table(out, r, FindingKind::note,
+                   "## Device notes\n\nUnranked: traits of this device or machine, with their factor.\n\n", "");
 
     out += "## Probes\n\n| Probe | Status | Reason | Time |\n|---|---|---|---|\n";
     for (const auto& p : r.results)

@@ -53,25 +53,39 @@ void render_trust(std::string& out, const RunReport& r, const TextOptions& o, co
     if (!any) out += "  no condition of this run lowers trust in its numbers\n";
 }
 
+// A ranked finding's gain, or a note's factor ("27.0x"): a note never shows a gain.
+std::string gain_or_factor(const Finding& f) {
+    if (f.kind == FindingKind::ranked && f.estimated_gain) return fmt::format("gain ~{:.0f}%", 100 * *f.estimated_gain);
+    if (f.factor) return fmt::format("factor {:.3g}x", *f.factor);
+    return "no gain estimate";
+}
+
+void render_finding(std::string& out, const Finding& f, const std::string& marker, const Palette& p) {
+    out += fmt::format("{:>4} [{}] {}\n", marker, f.layer, p.bold(f.title));
+    out += fmt::format("     {} · severity {} · confidence {:.2f}{} · {}\n", gain_or_factor(f), to_string(f.severity),
+                       f.confidence, f.uncertain ? " · uncertain (inside the noise)" : "", p.dim(f.id));
+    for (const auto& e : f.evidence)
+        out += fmt::format("     evidence: {} = {:.4g} {}{}\n",
+                           e.labels.empty() ? e.metric : fmt::format("{}{{{}}}", e.metric, labels_to_string(e.labels)),
+                           e.value, e.unit, e.expectation.empty() ? "" : " (" + e.expectation + ")");
+    out += fmt::format("     do: {}\n", f.suggestion);
+    if (!f.gain_basis.empty()) out += fmt::format("     {}\n", p.dim("gain basis: " + f.gain_basis));
+}
+
 void render_findings(std::string& out, const RunReport& r, const Palette& p) {
-    out += p.bold("Findings") + "\n";
-    if (r.findings.empty()) {
-        out += "  none: no rule found a gap larger than the measurement noise\n";
-        return;
-    }
+    out += p.bold("Ranked findings") + p.dim(" (gain = share of a step measured in this run)") + "\n";
+    std::size_t notes = 0;
     for (const auto& f : r.findings) {
-        const std::string gain = f.estimated_gain ? fmt::format("gain ~{:.0f}%", 100 * *f.estimated_gain) : "gain n/a";
-        out += fmt::format("{:>3}. [{}] {}\n", f.rank, f.layer, p.bold(f.title));
-        out += fmt::format("     {} · severity {} · confidence {:.2f} · {}\n", gain, to_string(f.severity),
-                           f.confidence, p.dim(f.id));
-        for (const auto& e : f.evidence)
-            out +=
-                fmt::format("     evidence: {} = {:.4g} {}{}\n",
-                            e.labels.empty() ? e.metric : fmt::format("{}{{{}}}", e.metric, labels_to_string(e.labels)),
-                            e.value, e.unit, e.expectation.empty() ? "" : " (" + e.expectation + ")");
-        out += fmt::format("     do: {}\n", f.suggestion);
-        if (!f.gain_basis.empty()) out += fmt::format("     {}\n", p.dim("gain basis: " + f.gain_basis));
+        if (f.kind == FindingKind::ranked)
+            render_finding(out, f, fmt::format("{}.", f.rank), p);
+        else
+            ++notes;
     }
+    if (notes == r.findings.size()) out += "  none: no finding's gain is a share of a step measured in this run\n";
+    if (notes == 0) return;
+    out += p.bold("Device notes") + p.dim(" (unranked: traits of this device or machine, with their factor)") + "\n";
+    for (const auto& f : r.findings)
+        if (f.kind == FindingKind::note) render_finding(out, f, "-", p);
 }
 
 void render_results(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {

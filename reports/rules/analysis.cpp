@@ -6,6 +6,7 @@
 #include "rules/glm_rules.hpp"
 #include "rules/kernel_rules.hpp"
 #include "rules/pipeline.hpp"
+#include "rules/ranking.hpp"
 #include "rules/system_rules.hpp"
 #include "rules/topology_rules.hpp"
 #include "rules/trace_rules.hpp"
@@ -32,17 +33,6 @@ std::vector<Rule> all_rules() {
     return rules;
 }
 
-void rank_findings(std::vector<Finding>& findings) {
-    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-        if (a.estimated_gain.has_value() != b.estimated_gain.has_value()) return a.estimated_gain.has_value();
-        if (a.estimated_gain && *a.estimated_gain != *b.estimated_gain) return *a.estimated_gain > *b.estimated_gain;
-        if (a.severity != b.severity) return a.severity > b.severity;
-        return a.id < b.id;
-    });
-    for (std::size_t i = 0; i < findings.size(); ++i)
-        findings[i].rank = static_cast<int>(i + 1);
-}
-
 namespace {
 
 // A trace report ranks what slows the traced program down. The device layers' rules speak about
@@ -54,7 +44,7 @@ bool applies_to(const Rule& rule, bool trace_report) {
 
 }  // namespace
 
-void analyze(RunReport& report, const std::vector<Rule>& rules) {
+void evaluate_rules(RunReport& report, const std::vector<Rule>& rules) {
     report.findings.clear();
     report.rules_not_evaluated.clear();
     const bool trace_report = is_trace_report(report);
@@ -67,6 +57,11 @@ void analyze(RunReport& report, const std::vector<Rule>& rules) {
             report.rules_not_evaluated.push_back({rule.id, *outcome.not_evaluated});
     }
     apply_pipeline_shares(report, report.findings);
+}
+
+void analyze(RunReport& report, const std::vector<Rule>& rules) {
+    evaluate_rules(report, rules);
+    classify_findings(report.findings);
     rank_findings(report.findings);
 }
 

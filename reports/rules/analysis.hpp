@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "rules/ranking.hpp"
 #include "rules/rule.hpp"
 
 namespace clprobe {
@@ -10,11 +11,12 @@ namespace clprobe {
 // Every rule clprobe knows, in evaluation order.
 std::vector<Rule> all_rules();
 
-// Replaces report.findings and report.rules_not_evaluated with the rules' verdicts, ranked.
-void analyze(RunReport& report, const std::vector<Rule>& rules = all_rules());
+// The rules' own verdicts: replaces report.findings and report.rules_not_evaluated, with the
+// pipeline shares applied; gains are still as the rules computed them (unclassified, unranked).
+void evaluate_rules(RunReport& report, const std::vector<Rule>& rules = all_rules());
 
-// Ranks in place: quantified gains first (largest first), then by severity, then by id, so the
-// order is deterministic; ranks start at 1.
-void rank_findings(std::vector<Finding>& findings);
+// Replaces report.findings and report.rules_not_evaluated with the rules' verdicts: the pipeline
+// shares applied, each finding classified as ranked or a note, and ranked (rules/ranking.hpp).
+void analyze(RunReport& report, const std::vector<Rule>& rules = all_rules());
 
 }  // namespace clprobe

@@ -59,28 +59,49 @@ RuleOutcome unfused_prefill(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
+// The fp32 decode at the longest cache measured (the probe adds one past the last cache, so it
+// reads memory), its best layout, as a fraction of the roof of the level its cache lives in.
+const Measurement* longest_decode_fraction(const RunReport& r) {
+    const Measurement* best = nullptr;
+    long best_len = -1;
+    for (const auto* m : find_measurements(r, "attention.decode.peak_fraction", {{"precision", "fp32"}})) {
+        const long len = std::atol(label_of(*m, "kv_len").c_str());
+        if (len > best_len || (len == best_len && m->summary.median > best->summary.median)) {
+            best = m;
+            best_len = len;
+        }
+    }
+    return best;
+}
+
 RuleOutcome decode_roofline(const RunReport& r) {
-    const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
-    const auto* decode = best_median(find_measurements(r, "attention.decode.bandwidth", {{"precision", "fp32"}}));
-    if (!peak || !decode)
-        return RuleOutcome::missing("needs kernel.peak.bandwidth and fp32 attention.decode.bandwidth");
-    if (peak->summary.median <= 0) return RuleOutcome::missing("kernel.peak.bandwidth is not positive");
-    const double fraction = decode->summary.median / peak->summary.median;
-    const double conf = comparison_confidence(*peak, *decode);
-    if (fraction >= decode_roof_fraction || conf < min_confidence) return RuleOutcome::none();
+    const auto* fraction = longest_decode_fraction(r);
+    if (!fraction)
+        return RuleOutcome::missing(
+            "needs fp32 attention.decode.peak_fraction (kernel.memory_levels or kernel.peak.bandwidth measured first)");
+    const double frac = fraction->summary.median;
+    if (!(frac > 0)) return RuleOutcome::missing("attention.decode.peak_fraction is not positive");
+    // Confidence from the fraction's own spread (the roof's is inside it): a fraction whose gap to
+    // the threshold is within twice its noise is no finding.
+    const double gap = decode_roof_fraction / frac - 1.0, noise = std::max(0.01, fraction->summary.cv);
+    if (gap <= 2 * noise) return RuleOutcome::none();
+    const double conf = 1.0 - 2 * noise / gap;
+    if (conf < min_confidence) return RuleOutcome::none();
     Finding f = make_finding("kernel", "attention.decode.below_roofline", Severity::medium,
-                             fmt::format("Decode reads the KV cache at {:.0f}% of the device's bandwidth (L = {})",
-                                         100 * fraction, label_of(*decode, "kv_len")));
-    f.evidence = {evidence_of(*decode, "the best fp32 decode layout"),
-                  evidence_of(*peak, "the bandwidth roof a memory-bound decode can reach")};
+                             fmt::format("Decode reads the KV cache at {:.0f}% of the bandwidth roof of the memory "
+                                         "level it lives in (L = {})",
+                                         100 * frac, label_of(*fraction, "kv_len")));
+    f.evidence = {evidence_of(*fraction, fraction->note)};
+    if (const auto* bw = find_measurement(r, "attention.decode.bandwidth", fraction->labels))
+        f.evidence.push_back(evidence_of(*bw, "the best fp32 decode layout at that length"));
     f.suggestion =
         "Decode is memory-bound: stream K and V with wide vector loads in long contiguous runs per work-item, give "
         "every compute unit work (split the cache across work-groups and merge the partial softmaxes when there are "
         "few heads), and keep the cache in one contiguous [head][position][dim] block.";
-    f.estimated_gain = 1.0 - fraction;
-    f.gain_basis = "decode time saved at the measured bandwidth roof";
+    f.estimated_gain = 1.0 - frac;
+    f.gain_basis = "decode time saved at the measured roof of the cache's memory level";
     f.confidence = conf;
-    target_stage(f, "decode", 1.0 - fraction);
+    target_stage(f, "decode", 1.0 - frac);
     return RuleOutcome::found(std::move(f));
 }
 

@@ -140,23 +140,23 @@ RuleOutcome workgroup(const RunReport& r) {
 RuleOutcome roofline(const RunReport& r) {
     const auto* fraction = find_measurement(r, "glm.gradient.best.roofline_fraction");
     const auto* best = find_measurement(r, "glm.gradient.best.bandwidth");
-    const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
-    if (!fraction || !best || !peak)
-        return RuleOutcome::missing("needs glm.gradient.best.roofline_fraction and kernel.peak.bandwidth");
+    if (!fraction || !best)
+        return RuleOutcome::missing(
+            "needs glm.gradient.best.roofline_fraction (kernel.memory_levels or kernel.peak.bandwidth measured first)");
     const double frac = fraction->summary.median;
     if (frac >= roofline_floor || frac <= 0) return RuleOutcome::none();
-    const double conf = comparison_confidence(*peak, *best);
+    // The fraction's own spread carries both the gradient's and the roof's noise.
+    const double gap = roofline_floor / frac - 1.0, noise = std::max(0.01, fraction->summary.cv);
+    const double conf = gap <= 2 * noise ? 0.0 : 1.0 - 2 * noise / gap;
     if (conf < min_confidence) return RuleOutcome::none();
-    Finding f;
-    f.id = "glm.gradient.below_roofline";
-    f.layer = "kernel";
-    f.severity = Severity::medium;
-    f.title = fmt::format("The best GLM gradient moves {:.0f}% of the device's measured memory bandwidth", 100 * frac);
-    f.evidence = {evidence_of(*best, "the fastest dense fp32 gradient"),
-                  evidence_of(*peak, "the memory roof measured in this run")};
+    Finding f = make_finding(
+        "kernel", "glm.gradient.below_roofline", Severity::medium,
+        fmt::format("The best GLM gradient moves {:.0f}% of the bandwidth roof of the memory level X lives in",
+                    100 * frac));
+    f.evidence = {evidence_of(*best, "the fastest dense fp32 gradient"), evidence_of(*fraction, fraction->note)};
     f.confidence = conf;
     f.target = GainTarget{pipeline_id, "compute", 1.0 - frac, std::nullopt};
-    f.gain_basis = "gradient time saved if the kernel streamed X at the measured memory roof";
+    f.gain_basis = "gradient time saved if the kernel streamed X at the measured roof of its memory level";
     f.suggestion =
         "The gradient is memory-bound (a few FLOP per byte): read X with the access pattern and vector width that "
         "reached kernel.peak.bandwidth, use enough work-groups to occupy every compute unit, and keep each row's "
@@ -226,6 +226,7 @@ RuleOutcome upload_bound(const RunReport& r) {
         "upload stage of the serial, pageable step", *base, "the whole serial, pageable step", *best_gap,
         fmt::format("whole-step time measured for the {} variant against serial_pageable", label_of(*best, "variant")));
     f.evidence.push_back(evidence_of(*best, "the fastest variant measured"));
+    f.measured_share = true;  // whole-step times of two measured variants
     std::string text = "The step is bound by host-to-device copies of X: ";
     for (std::size_t i = 0; i < fixes.size(); ++i)
         text += (i ? "; " : "") + fixes[i];
@@ -269,6 +270,7 @@ RuleOutcome host_faster(const RunReport& r) {
         *host, "two sgemv calls and the link function on the host", *device,
         "upload, kernels and download of the same gradient (serial, pageable)", *gap,
         "per-row time of the host gradient against the device's whole mini-batch step");
+    f.measured_share = true;  // a share of the device's measured mini-batch step
     f.suggestion =
         "At this size offloading does not pay while X must cross to the device every step: compute the gradient on "
         "the host with BLAS, or keep X resident on the device so only beta and the gradient move.";

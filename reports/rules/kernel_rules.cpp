@@ -71,7 +71,9 @@ RuleOutcome bandwidth_vector_width(const RunReport& r) {
 }
 
 RuleOutcome compute_vector_width(const RunReport& r) {
-    const auto* scalar = find_measurement(r, "kernel.compute", {{"precision", "fp32"}, {"vector", "1"}});
+    // The best scalar shape, not the first: with several chain counts per width, a scalar kernel
+    // starved of independent chains would inflate the gap that the vector width alone explains.
+    const auto* scalar = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}, {"vector", "1"}}));
     const auto* best = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}}));
     if (!scalar || !best) return RuleOutcome::missing("needs kernel.compute fp32 measurements");
     if (scalar == best) return RuleOutcome::none();
@@ -127,6 +129,9 @@ RuleOutcome launch_sync(const RunReport& r) {
     f.suggestion =
         "Do not call clFinish or a blocking read after each small kernel: enqueue a whole step (or several) and wait "
         "once, using events for dependencies.";
+    // A device trait until a measured step synchronises: the GLM pipeline's sync stage makes it a
+    // share of that step; without one it stays a note with its factor.
+    f.target = GainTarget{"", "sync", gap->gain(), std::nullopt};
     return RuleOutcome::found(std::move(f));
 }
 

@@ -43,6 +43,10 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
+bool is_workload_pipeline(std::string_view id) {
+    return id != "transfer.pipeline";
+}
+
 double Pipeline::total_seconds() const {
     double t = 0;
     for (const auto& s : stages)
@@ -108,6 +112,7 @@ void apply_pipeline_shares(const RunReport& report, std::vector<Finding>& findin
         t.pipeline = p->id;
         t.pipeline_share = share;
         f.estimated_gain = t.stage_gain * share;
+        f.measured_share = is_workload_pipeline(p->id);
         f.gain_basis += fmt::format(
             "; {:.0f}% faster {} stage, which is {:.0f}% of the measured {} step{} ({})", t.stage_gain * 100, t.stage,
             share * 100, p->id, p->variant.empty() ? "" : " [" + p->variant + "]", seconds_text(p->total_seconds()));

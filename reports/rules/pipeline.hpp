@@ -36,8 +36,13 @@ std::vector<Pipeline> pipelines_of(const RunReport& report);
 std::optional<Pipeline> reference_pipeline(const std::vector<Pipeline>& pipelines, std::string_view pipeline_id,
                                            std::string_view stage);
 
+// A step a user runs (a workload pipeline, a traced program): false only for the transfer
+// layer's stand-in copy+kernel step, whose shares say nothing about the user's work.
+bool is_workload_pipeline(std::string_view id);
+
 // Turns each finding's local gain on one stage into a share of its pipeline's measured time
-// (Finding::target); findings without a target keep their gain.
+// (Finding::target), marking it measured_share when the pipeline is a workload's; findings
+// without a target keep their gain.
 void apply_pipeline_shares(const RunReport& report, std::vector<Finding>& findings);
 
 }  // namespace clprobe

@@ -5,14 +5,18 @@
 
 namespace clprobe {
 
+double relative_noise(const Measurement& a, const Measurement& b) {
+    // The two relative spreads added, with a floor of 1% so that a handful of identical samples
+    // (cv 0) does not make any gap look certain.
+    return std::max(0.01, a.summary.cv + b.summary.cv);
+}
+
 double comparison_confidence(const Measurement& better, const Measurement& worse) {
     const double hi = std::max(better.summary.median, worse.summary.median);
     const double lo = std::min(better.summary.median, worse.summary.median);
     if (lo <= 0) return hi > 0 ? 1.0 : 0.0;
     const double gap = hi / lo - 1.0;
-    // Noise: the two relative spreads added, with a floor of 1% so that a handful of identical
-    // samples (cv 0) does not make any gap look certain.
-    const double noise = std::max(0.01, better.summary.cv + worse.summary.cv);
+    const double noise = relative_noise(better, worse);
     if (gap <= 2 * noise) return 0.0;
     return std::clamp(1.0 - 2 * noise / gap, 0.0, 1.0);
 }
@@ -40,6 +44,7 @@ std::optional<Gap> significant_gap(const Measurement& better, const Measurement&
     gap.ratio = better.higher_is_better ? b / w : w / b;
     gap.confidence = comparison_confidence(better, worse);
     if (gap.ratio < min_ratio || gap.confidence < min_confidence) return std::nullopt;
+    gap.uncertain = gap.ratio / (1.0 + relative_noise(better, worse)) < min_ratio;
     return gap;
 }
 
@@ -65,6 +70,8 @@ Finding comparison_finding(std::string id, std::string layer, Severity severity,
     f.estimated_gain = gap.gain();
     f.gain_basis = std::move(gain_basis);
     f.confidence = gap.confidence;
+    f.factor = gap.ratio;
+    f.uncertain = gap.uncertain;
     return f;
 }
 

@@ -28,6 +28,8 @@ struct Rule {
 // How sure a comparison "a is better than b by ratio" is, from the two measurements' spread:
 // 0 when the gap is inside the noise, approaching 1 as the gap dwarfs it.
 double comparison_confidence(const Measurement& better, const Measurement& worse);
+// The relative noise of two measurements together: cv_a + cv_b, at least 1%.
+double relative_noise(const Measurement& a, const Measurement& b);
 
 // A probe's attribute in a (possibly hand-edited) report: null when the probe, its attributes
 // object or the key is missing, so rules never throw on input.
@@ -49,10 +51,14 @@ Evidence evidence_of(const Measurement& m, std::string expectation = {});
 struct Gap {
     double ratio = 1;
     double confidence = 0;
+    // The ratio clears min_ratio only by less than the two measurements' noise: another run could
+    // fall on the other side, so the finding is marked uncertain and not ranked.
+    bool uncertain = false;
     double gain() const { return 1.0 - 1.0 / ratio; }  // share of the worse one's time saved
 };
 
-// The gap when it is at least min_ratio and clears the noise (confidence >= min_confidence).
+// The gap when it is at least min_ratio and clears the noise (confidence >= min_confidence);
+// uncertain when ratio / (1 + noise) falls below min_ratio.
 std::optional<Gap> significant_gap(const Measurement& better, const Measurement& worse, double min_ratio);
 
 // A label's value, or "?" when a (hand-edited) report lacks it: rules never throw on input.

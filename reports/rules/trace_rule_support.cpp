@@ -59,6 +59,7 @@ Finding wall_share_finding(const TraceFacts& f, std::string id, std::string titl
     const double share = f.run.wall_seconds > 0 ? std::clamp(saved / f.run.wall_seconds, 0.0, 1.0) : 0.0;
     Finding finding = make_finding(layer, std::move(id), severity_for(share), std::move(title));
     finding.estimated_gain = share;
+    finding.measured_share = true;  // a share of the traced program's own measured wall time
     finding.gain_basis = fmt::format("{}: {} of the program's measured {} wall time", basis, seconds_text(saved),
                                      seconds_text(f.run.wall_seconds));
     // Every input is this run's own measurement of this program; what remains uncertain is whether

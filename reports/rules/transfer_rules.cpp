@@ -26,6 +26,8 @@ constexpr double numa_ratio = 1.15;
 constexpr double link_fraction = 0.5;
 // Zero-copy beating the copy path by a quarter repays switching to map/unmap.
 constexpr double zero_copy_ratio = 1.25;
+// A copy kernel beating the driver's best copy by a quarter repays writing and launching it.
+constexpr double kernel_copy_ratio = 1.25;
 
 // The headline (label-free) measurement of `metric`; find_measurement with no labels would
 // match any variant.
@@ -254,6 +256,70 @@ RuleOutcome zero_copy_available(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
+// The better of the driver's copies in one direction: the pinned and pageable headlines (each
+// already the best of its variants at the largest size).
+const Measurement* best_driver_copy(const RunReport& r, const char* direction) {
+    const Measurement* best = nullptr;
+    for (const char* kind : {"pinned", "pageable"})
+        if (const auto* m = headline(r, fmt::format("transfer.{}.{}.bandwidth", direction, kind));
+            m && (!best || m->summary.median > best->summary.median))
+            best = m;
+    return best;
+}
+
+RuleOutcome kernel_copy_faster(const RunReport& r) {
+    struct Candidate {
+        const char* direction;
+        const char* stage;
+        Gap gap;
+        const Measurement *kernel, *driver;
+    };
+    std::vector<Candidate> found;
+    bool any_input = false;
+    for (auto [dir, stage] : {std::pair{"h2d", "upload"}, std::pair{"d2h", "download"}}) {
+        const auto* kernel = headline(r, fmt::format("transfer.{}.kernel_copy.bandwidth", dir));
+        const auto* driver = best_driver_copy(r, dir);
+        if (!kernel || !driver) continue;
+        any_input = true;
+        if (auto gap = significant_gap(*kernel, *driver, kernel_copy_ratio))
+            found.push_back({dir, stage, *gap, kernel, driver});
+    }
+    if (!any_input)
+        return RuleOutcome::missing(
+            "needs transfer.<dir>.kernel_copy.bandwidth and a pinned or pageable headline of the same direction "
+            "(transfer.bandwidth)");
+    if (found.empty()) return RuleOutcome::none();
+    const auto& c = *std::max_element(found.begin(), found.end(),
+                                      [](const auto& a, const auto& b) { return a.gap.ratio < b.gap.ratio; });
+    Finding f = comparison_finding(
+        "transfer.kernel_copy_faster", "transfer", Severity::medium,
+        fmt::format("A copy kernel moves {} data {:.2f}x faster than the driver's best copy ({} vs {})", c.direction,
+                    c.gap.ratio, gb(c.kernel->summary.median), gb(c.driver->summary.median)),
+        *c.kernel,
+        "a copy kernel between a mapped CL_MEM_ALLOC_HOST_PTR buffer and a device buffer, map/unmap included",
+        *c.driver,
+        "the best pinned or pageable copy (clEnqueueWrite/ReadBuffer or map + memcpy; its note names the variant)",
+        c.gap, fmt::format("time saved on the {} stage by copying with a kernel instead of the driver", c.stage));
+    for (const auto& other : found)
+        if (other.direction != c.direction) {
+            f.evidence.push_back(evidence_of(*other.kernel, "the other direction's kernel copy, also faster"));
+            f.evidence.push_back(evidence_of(*other.driver, "the other direction's best driver copy"));
+        }
+    f.estimated_gain.reset();
+    f.target = GainTarget{"", c.stage, c.gap.gain(), std::nullopt};
+    f.suggestion =
+        "Copy large transfers with a kernel instead of clEnqueueWriteBuffer/ReadBuffer: keep the host side in a "
+        "CL_MEM_ALLOC_HOST_PTR buffer, fill it through clEnqueueMapBuffer(CL_MAP_WRITE_INVALIDATE_REGION) and unmap, "
+        "then launch a kernel that copies it into the CL_MEM_READ_WRITE device buffer (downloads: the reverse, then "
+        "map with CL_MAP_READ). On CPU devices give each work-item a contiguous chunk of uint16 vectors; on GPUs let "
+        "consecutive work-items copy consecutive uint4s (clprobe's kernels/transfer/copy.cl has both). Prefer it for "
+        "transfers of a few MiB and more, where the driver copies with one thread or one engine; small ones pay a "
+        "kernel launch. On a discrete GPU the kernel reads host memory over PCIe (zero-copy reads) and occupies "
+        "compute units that kernels could use; where the data is read once, reading the host-visible buffer directly "
+        "in the consuming kernel skips the copy altogether.";
+    return RuleOutcome::found(std::move(f));
+}
+
 }  // namespace
 
 std::vector<Rule> transfer_rules() {
@@ -264,6 +330,7 @@ std::vector<Rule> transfer_rules() {
         {"transfer.numa_penalty", "transfer", numa_penalty},
         {"transfer.link_underused", "transfer", link_underused},
         {"transfer.zero_copy_available", "transfer", zero_copy_available},
+        {"transfer.kernel_copy_faster", "transfer", kernel_copy_faster},
     };
 }
 

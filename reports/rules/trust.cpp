@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "rules/ceiling_checks.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -44,6 +46,9 @@ std::vector<TrustNote> assess_trust(const RunReport& r) {
             {true, fmt::format("CPU clocks ran at {:.0f} MHz under load, {:.0f}% of their {:.0f} MHz maximum "
                                "(governor or thermal limits).",
                                *loaded, 100 * *loaded / *max, *max)});
+    // A ceiling below a rate reached on the same hardware makes every fraction of it read high.
+    for (const auto& v : ceiling_violations(r))
+        notes.push_back({true, describe(v)});
 
     int timed = 0, noisy = 0, few = 0, host_timed = 0;
     for (const auto& p : r.results)

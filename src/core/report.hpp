@@ -67,6 +67,12 @@ struct GainTarget {
     std::optional<double> pipeline_share;  // the stage's share of the pipeline, once applied
 };
 
+// Ranked: the gain is a share of a step measured in this run (a workload pipeline, a traced
+// program's wall time), so findings of this kind compare with each other. Note: a trait of the
+// device or the machine whose gain would be hypothetical (launch round trips, scalar arithmetic,
+// zero-copy availability); notes carry their factor, never a gain, and are listed apart.
+enum class FindingKind { ranked, note };
+
 struct Finding {
     std::string id;  // stable dotted id documented in docs/findings.md
     std::string layer;
@@ -78,7 +84,14 @@ struct Finding {
     std::string gain_basis;                // what the gain was computed from
     double confidence = 0;                 // 0..1, lowered by measurement noise
     std::optional<GainTarget> target;      // set by rules whose gain is a share of a pipeline stage
-    int rank = 0;                          // 1 = most important
+    // Set by rules whose gain is already a share of a step measured in this run (a whole-step
+    // comparison, a traced program's seconds); a target applied to a workload pipeline sets it too.
+    bool measured_share = false;
+    // The trigger lies inside the noise of its inputs: the finding is shown but never ranked.
+    bool uncertain = false;
+    std::optional<double> factor;  // how many times worse the measured pattern is (27 = "27x")
+    FindingKind kind = FindingKind::note;
+    int rank = 0;  // ranked findings: 1 = most important; notes: 0
 };
 
 struct SkippedRule {

@@ -65,6 +65,19 @@ std::size_t InterleavedSampler::add(BatchFunction batch, double work_per_iterati
     return variants_.size() - 1;
 }
 
+void InterleavedSampler::limit_contenders(std::vector<bool>& contender) const {
+    if (config_.best_of <= 1 || config_.max_contenders <= 0) return;
+    std::vector<std::size_t> ranked;
+    for (std::size_t i = 0; i < variants_.size(); ++i)
+        if (contender[i]) ranked.push_back(i);
+    const auto keep = static_cast<std::size_t>(config_.max_contenders);
+    if (ranked.size() <= keep) return;
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](std::size_t a, std::size_t b) { return variants_[a].rate > variants_[b].rate; });
+    for (std::size_t k = keep; k < ranked.size(); ++k)
+        contender[ranked[k]] = false;
+}
+
 std::vector<SampleSet> InterleavedSampler::run() {
     constexpr int plain_samples = 3;
     double best_rate = 0;
@@ -74,6 +87,7 @@ std::vector<SampleSet> InterleavedSampler::run() {
     if (config_.best_of > 1)
         for (std::size_t i = 0; i < variants_.size(); ++i)
             contender[i] = variants_[i].rate >= config_.contender_fraction * best_rate;
+    limit_contenders(contender);
 
     // One round's cost, from the calibration batches; fewer rounds (never below 3) when the
     // rounds would overrun the budget.

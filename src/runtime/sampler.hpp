@@ -23,6 +23,10 @@ struct SamplerConfig {
     // With best_of > 1: variants whose first batch reached less than this fraction of the best
     // variant's rate cannot set the ceiling; they get 3 plain samples, the contenders the rest.
     double contender_fraction = 0.75;
+    // With best_of > 1 and this > 0: at most this many contenders, those with the fastest first
+    // batches. A sweep whose shapes tie at the device's limit then pays best-of samples for a few
+    // of them rather than all; the others get 3 plain samples. 0: no limit.
+    int max_contenders = 0;
 };
 
 struct SampleSet {
@@ -58,6 +62,7 @@ class InterleavedSampler {
         double rate = 0;         // work per second of that batch
     };
     void sample(Variant& v, int batches) const;
+    void limit_contenders(std::vector<bool>& contender) const;
 
     SamplerConfig config_;
     std::vector<Variant> variants_;

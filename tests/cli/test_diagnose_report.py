@@ -114,7 +114,7 @@ def test_json_file_and_text_stdout():
     path = os.path.join(d, "report.json")
     r = run("diagnose", "--layers", "kernel", "--quick", "--json", path)
     expect(r.rc == 0, "diagnose --json FILE failed", r)
-    expect("Findings" in r.stdout and "kernel.peak.bandwidth" in r.stdout, "text report missing on stdout", r)
+    expect("Ranked findings" in r.stdout and "kernel.peak.bandwidth" in r.stdout, "text report missing on stdout", r)
     with open(path) as f:
         doc = json.load(f)
     expect(doc["schema"] == "clprobe.report", "file is not a report")

@@ -63,7 +63,7 @@ def test_bad_report_files_exit_2_with_one_line():
 
 def test_report_renders_every_format():
     r = run("report", REAL)
-    expect(r.rc == 0 and "Findings" in r.stdout and "kernel.peak.bandwidth" in r.stdout, "text", r)
+    expect(r.rc == 0 and "Ranked findings" in r.stdout and "kernel.peak.bandwidth" in r.stdout, "text", r)
     r = run("report", REAL, "--format", "md")
     expect(r.rc == 0 and r.stdout.startswith("# clprobe report") and "| Probe | Status |" in r.stdout, "md", r)
     r = run("report", REAL, "--format", "html")

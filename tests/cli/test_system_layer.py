@@ -174,7 +174,8 @@ def test_pocl_thread_cap_is_reported():
     found = findings(doc, "system.cpu_device_underused")
     expect(found, f"no system.cpu_device_underused with POCL_MAX_PTHREAD_COUNT=1: {doc['findings']}")
     expect("POCL_MAX_PTHREAD_COUNT" in found[0]["suggestion"], f"knob not named: {found[0]['suggestion']}")
-    expect(found[0]["estimated_gain"] > 0, "no gain estimated")
+    # An idle core is a trait of the setup, not a share of a measured step: a note with its factor.
+    expect(found[0]["kind"] == "note" and found[0]["factor"] > 1, f"not a note with a factor: {found[0]}")
 
 
 if __name__ == "__main__":

@@ -120,7 +120,8 @@ def test_saved_link_trained_x8():
     found = {f["id"]: f for f in topology_findings(doc)}
     expect("topology.pcie_link_degraded" in found, "no pcie_link_degraded finding", r)
     f = found["topology.pcie_link_degraded"]
-    expect(f["severity"] == "high" and close(f["estimated_gain"], 0.5), f"finding: {f}")
+    # Half the link is a device trait until a measured step is link-bound: a note, factor 2.
+    expect(f["severity"] == "high" and f["kind"] == "note" and close(f["factor"], 2.0), f"finding: {f}")
     expect("x8" in f["title"] and "x16" in f["title"], f"title: {f['title']}")
     validate_against_schema(doc)
     # The same in the text report.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/memory_roofs.hpp"
 #include "kernel/kernel_probes.hpp"
 #include "session_fixture.hpp"
 
@@ -53,13 +54,20 @@ TEST_CASE("kernel.bandwidth measures 18 verified variants and a peak", "[probes]
     CHECK(r.attributes.at("buffer_bytes").get<std::uint64_t>() >= (64u << 20));
 }
 
-TEST_CASE("kernel.compute.fp32 measures every vector width and a peak", "[probes]") {
+TEST_CASE("kernel.compute.fp32 measures every vector width and chain count, and a peak", "[probes]") {
     auto probe = make_compute_probe(Precision::fp32);
     const ProbeResult r = test::run_quick(*probe, test::shared_session());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    CHECK(count(r, "kernel.compute") == 5);
-    REQUIRE(find_measurement(r, "kernel.peak.fp32") != nullptr);
+    CHECK(count(r, "kernel.compute") == 8);
+    for (const char* chains : {"4", "8", "16"})
+        CHECK(find_measurement(r, "kernel.compute", {{"vector", "16"}, {"chains", chains}}) != nullptr);
+    CHECK(find_measurement(r, "kernel.compute", {{"vector", "1"}, {"chains", "16"}}) != nullptr);
+    const Measurement* peak = find_measurement(r, "kernel.peak.fp32");
+    REQUIRE(peak != nullptr);
+    // The headline names the winning shape, and the attribute its kernel.
+    CHECK_THAT(peak->note, Catch::Contains("chains="));
+    CHECK_THAT(r.attributes.at("peak_kernel").get<std::string>(), Catch::StartsWith("fma_v"));
     check_samples(r);
 }
 
@@ -81,6 +89,22 @@ TEST_CASE("kernel.compute.fp64 and fp16 end Ok, or Unsupported with a reason", "
         auto probe = make_compute_probe(Precision::fp64);
         CHECK(test::run_quick(*probe, test::shared_session()).status == ProbeStatus::ok);
     }
+}
+
+TEST_CASE("kernel.host_gemm measures sgemm and dgemm on a CPU device, and only there", "[probes]") {
+    auto probe = make_host_gemm_probe();
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    if (test::shared_session().info().type != "cpu") {
+        CHECK(r.status == ProbeStatus::unsupported);
+        CHECK_THAT(r.reason, Catch::StartsWith("the device is not this host's CPU"));
+        return;
+    }
+    REQUIRE(r.status == ProbeStatus::ok);
+    CHECK(count(r, "kernel.host_gemm.gflops") == 2);
+    for (const char* precision : {"fp32", "fp64"})
+        CHECK(find_measurement(r, "kernel.host_gemm.gflops", {{"precision", precision}}) != nullptr);
+    check_samples(r);
 }
 
 TEST_CASE("kernel.launch measures round trip, back-to-back and enqueue-to-start latency", "[probes]") {
@@ -109,7 +133,7 @@ TEST_CASE("kernel.build measures cold, driver-cached and binary-cached builds", 
 
 TEST_CASE("a compute kernel that gets the arithmetic wrong fails verification", "[probes][verification]") {
     // a*b + c becomes a*b: fast, and wrong.
-    const auto dir = test::patched_kernel_dir("peak/compute.cl", "a0 = fma(a0, vb, vc);", "a0 = a0 * vb;");
+    const auto dir = test::patched_kernel_dir("peak/compute.cl", "a##j = fma(a##j, vb, vc);", "a##j = a##j * vb;");
     auto session = test::session_with_kernels(dir);
     auto probe = make_compute_probe(Precision::fp32);
     const ProbeResult r = test::run_quick(*probe, *session);
@@ -130,5 +154,42 @@ TEST_CASE("a copy kernel that skips data fails verification", "[probes][verifica
     CHECK(r.status == ProbeStatus::error);
     CHECK_THAT(r.reason, Catch::Contains("verification failed: copy_chunked"));
     CHECK(count(r, "kernel.peak.bandwidth") == 0);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("kernel.memory_levels measures a verified curve and its roofs", "[probes]") {
+    auto probe = make_memory_levels_probe();
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    check_samples(r);
+    const auto facts = memory_roof_facts_of({r});
+    REQUIRE(facts.has_value());
+    // One point per working set, doubling up to at least 64 MiB.
+    REQUIRE(facts->curve.size() >= 5);
+    CHECK(count(r, "kernel.memory_levels.bandwidth") == facts->curve.size());
+    CHECK(facts->curve.back().working_set_bytes >= (64u << 20));
+    for (const auto& point : facts->curve) {
+        const Labels at{{"working_set", std::to_string(point.working_set_bytes)}};
+        const Measurement* m = find_measurement(r, "kernel.memory_levels.bandwidth", at);
+        REQUIRE(m != nullptr);
+        CHECK(m->summary.median == point.gb_per_s);
+    }
+    CHECK(count(r, "kernel.roof.bandwidth") == facts->roofs.size());
+    for (const auto& roof : facts->roofs)
+        CHECK(find_measurement(r, "kernel.roof.bandwidth", {{"level", roof.level}}) != nullptr);
+    // Without the topology layer the capacities come from the device, and the note says so.
+    if (!facts->caches.empty()) CHECK_THAT(facts->note, Catch::Contains("CL_DEVICE_GLOBAL_MEM_CACHE_SIZE"));
+}
+
+TEST_CASE("a level kernel that reads the wrong data fails verification", "[probes][verification]") {
+    // The chunked kernel reads one vector twice and skips another.
+    const auto dir = test::patched_kernel_dir("peak/memory_levels.cl", "a7 += p[k + 7];", "a7 += p[k + 6];");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_memory_levels_probe();
+    const ProbeResult r = test::run_quick(*probe, *session);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::Contains("verification failed: memory_levels chunked"));
+    CHECK(count(r, "kernel.roof.bandwidth") == 0);
     std::filesystem::remove_all(dir);
 }

@@ -143,3 +143,27 @@ TEST_CASE("best-of sampling keeps the fastest batch and spends it on contenders 
     CHECK(sets[1].best_of == 1);
     CHECK(sets[1].seconds_per_iteration.size() == 3);  // below 75% of the best: 3 plain samples
 }
+
+TEST_CASE("a contender limit keeps best-of samples for the fastest first batches only", "[sampler]") {
+    // Four variants within 75% of the best, fastest first: only the first two stay contenders.
+    auto variant = [](double per) {
+        return [per](std::int64_t n) { return TimedBatch{per * static_cast<double>(n), TimerKind::device_profiling}; };
+    };
+    SamplerConfig c;
+    c.warmup_runs = 0;
+    c.samples = 5;
+    c.target_seconds = 1e-3;
+    c.best_of = 2;
+    c.max_contenders = 2;
+    InterleavedSampler sampler(c);
+    for (double per : {1.15e-3, 1.0e-3, 1.1e-3, 1.05e-3})
+        sampler.add(variant(per), 1.0);
+    const auto sets = sampler.run();
+    REQUIRE(sets.size() == 4);
+    const int expected_best_of[] = {1, 2, 1, 2};
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+        INFO("variant " << i);
+        CHECK(sets[i].best_of == expected_best_of[i]);
+        CHECK(sets[i].seconds_per_iteration.size() == (expected_best_of[i] == 2 ? 5u : 3u));
+    }
+}

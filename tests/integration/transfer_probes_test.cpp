@@ -69,6 +69,7 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
         }
         expected.push_back({"transfer." + dir + ".pinned.bandwidth", "map", "true"});
         expected.push_back({"transfer." + dir + ".zero_copy.bandwidth", "use_host_ptr", "true"});
+        expected.push_back({"transfer." + dir + ".kernel_copy.bandwidth", "kernel_copy", "false"});
     }
     for (const auto& e : expected)
         for (const auto& size : sizes) {
@@ -82,7 +83,8 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
     // Headlines: label-free, from the largest size, never above the best variant they come from.
     for (const char* metric :
          {"transfer.h2d.pageable.bandwidth", "transfer.h2d.pinned.bandwidth", "transfer.d2h.pageable.bandwidth",
-          "transfer.d2h.pinned.bandwidth", "transfer.d2d.bandwidth"}) {
+          "transfer.d2h.pinned.bandwidth", "transfer.h2d.kernel_copy.bandwidth", "transfer.d2h.kernel_copy.bandwidth",
+          "transfer.d2d.bandwidth"}) {
         INFO(metric);
         const auto* h = headline(r, metric);
         REQUIRE(h != nullptr);
@@ -94,6 +96,14 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
     CHECK(half->summary.median >= 4096);
     CHECK(half->summary.median <= 1 << 20);
     CHECK(r.attributes.at("efficiency").contains("applies"));
+    // The copy kernel is the fastest of a trial of both patterns, each with its rate; every size
+    // uses a plain-store kernel here (1 MiB is below any cache-size threshold of a real device).
+    const auto& kc = r.attributes.at("kernel_copy");
+    CHECK(kc.at("trial").at("copy_chunked_gb_per_s").get<double>() > 0);
+    CHECK(kc.at("trial").at("copy_interleaved_gb_per_s").get<double>() > 0);
+    REQUIRE_FALSE(kc.at("kernels_used").empty());
+    const std::string first = kc.at("kernels_used")[0].at("kernel");
+    CHECK((first == "copy_chunked" || first == "copy_interleaved"));
     // With a memory ceiling measured earlier in the run, the pinned headlines are held against it.
     ProbeResult earlier_result;
     earlier_result.id = "system.memory_bandwidth";
@@ -110,6 +120,19 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
         CHECK(eff.at("reference_gb_per_s").get<double>() == Approx(10.0));
         CHECK(eff.contains("h2d_pinned_fraction"));
     }
+}
+
+TEST_CASE("a copy kernel that copies the wrong bytes fails verification", "[transfer][verification]") {
+    // The first copy in the file is copy_chunked's, which the pattern trial runs and checks first.
+    const auto dir = test::patched_kernel_dir("transfer/copy.cl", "dst[i] = src[i];", "dst[i] = src[i] + 1;");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_transfer_bandwidth_probe();
+    const ProbeResult r = run_with(*probe, *session, small_sweep());
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed"));
+    CHECK_THAT(r.reason, Catch::Contains("kernel copy"));
+    CHECK(r.measurements.empty());
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("transfer.bandwidth reports sizes the device cannot hold as skipped, with the reason", "[transfer]") {

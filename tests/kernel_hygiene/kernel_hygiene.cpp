@@ -5,6 +5,7 @@
 // stays fast. When you add a kernel, add a run here too.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -57,11 +58,37 @@ void bandwidth_kernels(DeviceSession& s) {
         }
 }
 
+// kernel.memory_levels: both shapes, two passes, as the probe cuts its slices (per_item a
+// multiple of the kernels' unroll by 8).
+void memory_levels_kernels(DeviceSession& s) {
+    constexpr std::size_t local = 4, groups = 2, items = local * groups;
+    constexpr cl_uint per_item = 8, repeats = 2;
+    std::vector<cl_uint> init(items * per_item * 16);
+    for (std::size_t i = 0; i < init.size(); ++i)
+        init[i] = static_cast<cl_uint>(i);
+    cl::Buffer in(s.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, init.size() * sizeof(cl_uint), init.data());
+    cl::Buffer out(s.context(), CL_MEM_WRITE_ONLY, items * 16 * sizeof(cl_uint));
+    for (const char* name : {"levels_chunked", "levels_interleaved"}) {
+        cl::Kernel k = s.kernels().kernel("peak/memory_levels.cl", name);
+        k.setArg(0, in);
+        k.setArg(1, out);
+        k.setArg(2, per_item);
+        k.setArg(3, repeats);
+        run(s, k, items, local);
+    }
+}
+
 void compute_kernels(DeviceSession& s, const char* options, std::size_t element_bytes) {
     constexpr std::size_t local = 4, items = 8;
     cl::Buffer out(s.context(), CL_MEM_WRITE_ONLY, items * 16 * element_bytes);
-    for (int w : {1, 2, 4, 8, 16}) {
-        cl::Kernel k = s.kernels().kernel("peak/compute.cl", fmt::format("fma_v{}", w).c_str(), options);
+    // Every fma_v<W>_c<CHAINS> shape the file defines, as the program lists them, so a shape added
+    // there is checked here too.
+    const std::string names =
+        s.kernels().program("peak/compute.cl", options).program.getInfo<CL_PROGRAM_KERNEL_NAMES>();
+    for (std::size_t begin = 0; begin < names.size();) {
+        const std::size_t end = std::min(names.find(';', begin), names.size());
+        cl::Kernel k = s.kernels().kernel("peak/compute.cl", names.substr(begin, end - begin).c_str(), options);
+        begin = end + 1;
         k.setArg(0, out);
         if (element_bytes == 8) {
             k.setArg(1, 0.875);
@@ -151,7 +178,7 @@ void attention_kernels(DeviceSession& s) {
         }
 }
 
-// The transfer layer's overlap kernel on 8 elements, a few rounds.
+// The transfer layer's kernels: the overlap kernel on 8 elements, a few rounds, and both copy kernels.
 void transfer_kernels(DeviceSession& s) {
     constexpr std::size_t n = 8;
     std::vector<float> init(n, 1.0f);
@@ -160,6 +187,21 @@ void transfer_kernels(DeviceSession& s) {
     cl::Kernel k = s.kernels().kernel("transfer/overlap.cl", "chain");
     k.setArg(0, in), k.setArg(1, out), k.setArg(2, cl_uint{3}), k.setArg(3, 1.0f), k.setArg(4, 0.5f);
     run(s, k, n, 4);
+    // The copy kernels with work-items past the end, as the probe's rounded-up sizes have them:
+    // chunked, 5 vectors of 64 bytes in chunks of 2 over 3 items; interleaved, 13 vectors of 16
+    // bytes, 2 per item in 2 groups of 4.
+    std::vector<cl_uint> words(5 * 16, 7u);
+    cl::Buffer src(s.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, words.size() * 4, words.data());
+    cl::Buffer dst(s.context(), CL_MEM_READ_WRITE, words.size() * 4);
+    for (const char* name : {"copy_chunked", "copy_chunked_stream"}) {
+        cl::Kernel chunked = s.kernels().kernel("transfer/copy.cl", name);
+        chunked.setArg(0, src), chunked.setArg(1, dst), chunked.setArg(2, cl_ulong{5}), chunked.setArg(3, cl_uint{2});
+        run(s, chunked, 3, 1);
+    }
+    cl::Kernel interleaved = s.kernels().kernel("transfer/copy.cl", "copy_interleaved");
+    interleaved.setArg(0, src), interleaved.setArg(1, dst), interleaved.setArg(2, cl_ulong{13});
+    interleaved.setArg(3, cl_uint{2});
+    run(s, interleaved, 8, 4);
 }
 
 // The GLM kernels through the probes' own launch code (probes/glm/glm_device), so the host
@@ -236,6 +278,7 @@ int main() {
             cl::Kernel empty = s.kernels().kernel("peak/launch.cl", "empty");
             run(s, empty, 1, 1);
             bandwidth_kernels(s);
+            memory_levels_kernels(s);
             compute_kernels(s, "-D REAL=float", 4);
             if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
             transfer_kernels(s);

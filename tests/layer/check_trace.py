@@ -177,11 +177,13 @@ def stress(program, layer, workdir):
     check(any(r[12] == "0" for r in kernels) and any(r[12] == "256,1,1" for r in kernels), "local sizes")
     check(all(r[11] == "256,1,1" for r in kernels), "global sizes")
 
-    profiled = {r[2]: r for r in records if r[0] == "Q"}
-    unprofiled = [r for r in profiled.values() if not as_int(r[4], 16) & 2]
+    # One Q record per queue created; not keyed by handle: a released queue's address can be
+    # handed to the next queue created, which made this count flaky.
+    queues = [r for r in records if r[0] == "Q"]
+    unprofiled = [r for r in queues if not as_int(r[4], 16) & 2]
     check(len(unprofiled) == expect["queues_unprofiled"], f"{len(unprofiled)} Q without profiling asked")
     check(all(r[5] == "1" for r in unprofiled), "a queue without profiling lacks profiling_added=1")
-    check(all(r[5] == "0" for r in profiled.values() if as_int(r[4], 16) & 2), "profiling_added on a profiling queue")
+    check(all(r[5] == "0" for r in queues if as_int(r[4], 16) & 2), "profiling_added on a profiling queue")
 
     waits = collections.Counter(r[4] for r in records if r[0] == "W")
     check(waits["finish"] == expect["finishes"], f"{waits['finish']} W finish, expected {expect['finishes']}")

@@ -70,24 +70,27 @@ TEST_CASE("attention.prefill.unfused: fused gain targets the prefill stage", "[r
     CHECK(evaluate("attention.prefill.unfused", report_of({prefill("fused", "32x64", steady(0.1))})).not_evaluated);
 }
 
-TEST_CASE("attention.decode.below_roofline compares the best fp32 decode with the bandwidth peak",
-          "[rules][attention]") {
-    auto peak = rate("kernel.peak.bandwidth", "GB/s", {}, steady(100));
-    auto bw = [](double v, const char* split) {
-        return rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}, {"split", split}}, steady(v));
+TEST_CASE("attention.decode.below_roofline holds the longest cache against its level's roof", "[rules][attention]") {
+    auto fraction = [](double v, const char* split, const char* kv_len, double cv = 0) {
+        return rate("attention.decode.peak_fraction", "fraction",
+                    {{"precision", "fp32"}, {"split", split}, {"kv_len", kv_len}}, cv > 0 ? spread(v, cv) : steady(v));
     };
-    const auto found =
-        evaluate("attention.decode.below_roofline", report_of({peak, bw(20, "single"), bw(30, "split")}));
+    // The short, cache-resident length reads 90% of its (L3) roof; the memory-bound one 30%: the
+    // longest length decides, and its best layout.
+    const auto found = evaluate("attention.decode.below_roofline",
+                                report_of({fraction(0.9, "single", "4096"), fraction(0.2, "single", "32768"),
+                                           fraction(0.3, "split", "32768")}));
     REQUIRE(found.finding);
-    CHECK(found.finding->estimated_gain == Approx(0.7));
+    CHECK(*found.finding->estimated_gain == Approx(0.7));
     CHECK(found.finding->target->stage == "decode");
-    CHECK_FALSE(evaluate("attention.decode.below_roofline", report_of({peak, bw(70, "single")})).finding);
+    CHECK_THAT(found.finding->title, Catch::Contains("L = 32768"));
+    // At or above half the roof, inside the noise, or missing.
+    CHECK_FALSE(evaluate("attention.decode.below_roofline", report_of({fraction(0.7, "single", "4096")})).finding);
     CHECK_FALSE(
-        evaluate("attention.decode.below_roofline",
-                 report_of({rate("kernel.peak.bandwidth", "GB/s", {}, spread(100, 0.4)),
-                            rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}}, spread(45, 0.4))}))
-            .finding);
-    CHECK(evaluate("attention.decode.below_roofline", report_of({bw(20, "single")})).not_evaluated);
+        evaluate("attention.decode.below_roofline", report_of({fraction(0.45, "single", "4096", 0.4)})).finding);
+    CHECK(evaluate("attention.decode.below_roofline",
+                   report_of({rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}}, steady(20))}))
+              .not_evaluated);
 }
 
 TEST_CASE("attention.decode.kv_precision reports the faster lower precision with its error", "[rules][attention]") {

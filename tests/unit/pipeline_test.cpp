@@ -105,6 +105,7 @@ TEST_CASE("pipeline: ranking orders findings by their pipeline share, not their 
     // A 3x faster kernel (67% local) on a 10% stage saves less than a 30% faster upload on 90%.
     std::vector<Finding> fs{targeted("kernel.fast", "", "compute", 0.67), targeted("upload.pinned", "", "upload", 0.3)};
     apply_pipeline_shares(r, fs);
+    classify_findings(fs);
     rank_findings(fs);
     CHECK(fs[0].id == "upload.pinned");
     CHECK(fs[0].rank == 1);

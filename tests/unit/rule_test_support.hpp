@@ -69,9 +69,10 @@ inline Rule rule_named(const std::vector<Rule>& rules, const std::string& id) {
     return {};
 }
 
-// One rule through analyze(), as the tool runs it: ranking, skipped-rule bookkeeping and all.
+// One rule's verdict as the analysis sees it: skipped-rule bookkeeping and pipeline shares, with
+// the gain the rule computed (the split into ranked findings and notes is ranking_test's subject).
 inline RunReport analyzed(RunReport r, const std::vector<Rule>& rules, const std::string& id) {
-    analyze(r, {rule_named(rules, id)});
+    evaluate_rules(r, {rule_named(rules, id)});
     return r;
 }
 
@@ -111,10 +112,18 @@ inline const Finding& only_finding(const RunReport& r, const std::string& id, co
     return f;
 }
 
-// ...and ranked first, as analyze() must rank a lone finding.
+// ...and, through the whole analysis, listed where its gain's basis puts it: ranked first when
+// the gain is a share of a measured step, else a note with rank 0 and no gain.
 inline const Finding& ranked_finding(const RunReport& r, const std::string& id, const std::string& layer) {
     const Finding& f = only_finding(r, id, layer);
-    CHECK(f.rank == 1);
+    RunReport full = r;
+    classify_findings(full.findings);
+    rank_findings(full.findings);
+    const Finding& placed = only_finding(full, id);
+    CHECK(placed.rank == (placed.kind == FindingKind::ranked ? 1 : 0));
+    CHECK(placed.kind ==
+          (f.measured_share && f.estimated_gain && !f.uncertain ? FindingKind::ranked : FindingKind::note));
+    if (placed.kind == FindingKind::note) CHECK_FALSE(placed.estimated_gain);
     return f;
 }
 

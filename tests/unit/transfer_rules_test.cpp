@@ -221,3 +221,67 @@ TEST_CASE("transfer.zero_copy_available: below 1.25x, noisy, or a discrete GPU: 
     check_not_evaluated(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.zero_copy_available"),
                         "transfer.zero_copy_available");
 }
+
+// ---------------------------------------------------------------- transfer.kernel_copy_faster
+
+// Headlines of one direction: the kernel copy, the pinned and the pageable driver copies.
+std::vector<Measurement> kernel_copy(const std::string& dir, double kernel, double pinned, double pageable,
+                                     double cv = 0) {
+    const auto samples = [cv](double v) { return cv ? spread(v, cv) : steady(v); };
+    return {rate("transfer." + dir + ".kernel_copy.bandwidth", "GB/s", {}, samples(kernel)),
+            rate("transfer." + dir + ".pinned.bandwidth", "GB/s", {}, samples(pinned)),
+            rate("transfer." + dir + ".pageable.bandwidth", "GB/s", {}, samples(pageable))};
+}
+
+TEST_CASE("transfer.kernel_copy_faster: a kernel copy 2x the best driver copy targets the upload stage",
+          "[rules][transfer]") {
+    // The best driver copy is the pageable one here: the gap is taken against it, not against pinned.
+    const RunReport r = analyzed(report_of(with(kernel_copy("h2d", 40, 15, 20), pipeline()), "cpu"), transfer_rules(),
+                                 "transfer.kernel_copy_faster");
+    const Finding& f = single(r, "transfer.kernel_copy_faster");
+    REQUIRE(f.target);
+    CHECK(f.target->stage == "upload");
+    CHECK(f.target->stage_gain == Approx(0.5));
+    CHECK(*f.estimated_gain == Approx(0.5 * 0.5));
+    REQUIRE(f.evidence.size() == 2);
+    CHECK(f.evidence[0].metric == "transfer.h2d.kernel_copy.bandwidth");
+    CHECK(f.evidence[1].metric == "transfer.h2d.pageable.bandwidth");
+    CHECK_THAT(f.suggestion, Catch::Contains("CL_MEM_ALLOC_HOST_PTR"));
+    CHECK_THAT(f.suggestion, Catch::Contains("PCIe"));
+}
+
+TEST_CASE("transfer.kernel_copy_faster: both directions faster: the larger gap names the stage, the other is evidence",
+          "[rules][transfer]") {
+    const RunReport r =
+        analyzed(report_of(with(with(kernel_copy("h2d", 30, 20, 20), kernel_copy("d2h", 60, 20, 15)), pipeline())),
+                 transfer_rules(), "transfer.kernel_copy_faster");
+    const Finding& f = single(r, "transfer.kernel_copy_faster");
+    REQUIRE(f.target);
+    CHECK(f.target->stage == "download");
+    CHECK(f.target->stage_gain == Approx(1 - 20.0 / 60));
+    CHECK(*f.estimated_gain == Approx((1 - 20.0 / 60) * 0.2));
+    CHECK(f.evidence.size() == 4);
+}
+
+TEST_CASE("transfer.kernel_copy_faster: slower, below 1.25x or inside the noise: no finding", "[rules][transfer]") {
+    check_silent(
+        analyzed(report_of(kernel_copy("h2d", 10, 20, 15), "cpu"), transfer_rules(), "transfer.kernel_copy_faster"));
+    check_silent(
+        analyzed(report_of(kernel_copy("h2d", 22, 20, 15), "cpu"), transfer_rules(), "transfer.kernel_copy_faster"));
+    // 1.5x, but with 20% spread on each side the gap is noise (confidence 0).
+    check_silent(analyzed(report_of(kernel_copy("h2d", 30, 20, 15, 0.2), "cpu"), transfer_rules(),
+                          "transfer.kernel_copy_faster"));
+}
+
+TEST_CASE("transfer.kernel_copy_faster: without a kernel copy or a driver copy it is not evaluated",
+          "[rules][transfer]") {
+    check_not_evaluated(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.kernel_copy_faster"),
+                        "transfer.kernel_copy_faster");
+    // Driver headlines alone (a report from before the kernel copy path existed).
+    check_not_evaluated(analyzed(report_of(headlines(20, 10), "cpu"), transfer_rules(), "transfer.kernel_copy_faster"),
+                        "transfer.kernel_copy_faster");
+    // A kernel copy with no driver copy of its direction.
+    check_not_evaluated(analyzed(report_of({rate("transfer.d2h.kernel_copy.bandwidth", "GB/s", {}, steady(40))}, "cpu"),
+                                 transfer_rules(), "transfer.kernel_copy_faster"),
+                        "transfer.kernel_copy_faster");
+}

@@ -1,0 +1,98 @@
+// Which roof a workload variant is held against (pure logic over earlier results; it lives in the
+// probes library, so it is tested here), and the decode length that makes decode memory-bound.
+#include <catch2/catch.hpp>
+
+#include "attention/attention_config.hpp"
+#include "common/roof_placement.hpp"
+#include "core/memory_roofs.hpp"
+
+using namespace clprobe;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1ull << 20;
+
+ProbeResult ok_result(std::string id) {
+    ProbeResult r;
+    r.id = std::move(id);
+    r.layer = "kernel";
+    r.status = ProbeStatus::ok;
+    return r;
+}
+
+ProbeResult memory_peak(double gbs) {
+    ProbeResult r = ok_result("kernel.bandwidth");
+    r.measurements.push_back(
+        make_measurement("kernel.peak.bandwidth", "GB/s", {}, {gbs, gbs, gbs}, TimerKind::device_profiling));
+    return r;
+}
+
+ProbeResult levels() {
+    MemoryRoofFacts f;
+    f.caches = {{"L1", 64 * 1024}, {"L2", 2 * MiB}, {"L3", 32 * MiB}};
+    f.roofs = {{"L1", 16 * 1024, 32 * 1024, 400, 2},
+               {"L2", 256 * 1024, 1 * MiB, 150, 3},
+               {"L3", 4 * MiB, 16 * MiB, 60, 3},
+               {"memory", 128 * MiB, 256 * MiB, 20, 2}};
+    ProbeResult r = ok_result(memory_levels_probe_id);
+    r.attributes["facts"] = to_json(f);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("roof placement: a cache-resident working set gets its level's roof", "[roofline][placement]") {
+    const std::vector<ProbeResult> earlier{memory_peak(25), levels()};
+    const auto l3 = bandwidth_roof_for(earlier, 16 * MiB);
+    REQUIRE(l3);
+    CHECK(l3->level == "L3");
+    CHECK(l3->gb_per_s == Approx(60));
+    CHECK(l3->metric == "kernel.roof.bandwidth{level=L3}");
+    const auto memory = bandwidth_roof_for(earlier, 512 * MiB);
+    REQUIRE(memory);
+    CHECK(memory->level == "memory");
+    CHECK(memory->gb_per_s == Approx(25));  // kernel.peak.bandwidth stands for the memory level
+    CHECK(memory->metric == "kernel.peak.bandwidth");
+}
+
+TEST_CASE("roof placement: without the level sweep the memory roof bounds everything", "[roofline][placement]") {
+    const std::vector<ProbeResult> earlier{memory_peak(25)};
+    const auto roof = bandwidth_roof_for(earlier, 16 * MiB);
+    REQUIRE(roof);
+    CHECK(roof->level == "memory");
+    CHECK(roof->gb_per_s == Approx(25));
+    CHECK_FALSE(bandwidth_roof_for({}, 16 * MiB));
+    ProbeResult failed = memory_peak(25);
+    failed.status = ProbeStatus::error;
+    CHECK_FALSE(bandwidth_roof_for({failed}, 16 * MiB));  // a failed probe's numbers do not count
+}
+
+TEST_CASE("roof placement: fractions and points name the roof they were held against", "[roofline][placement]") {
+    const WorkloadRoof roof{"L3", 60, "kernel.roof.bandwidth{level=L3}"};
+    const Measurement rate = make_measurement("x.bandwidth", "GB/s", {}, {30, 45, 60}, TimerKind::device_profiling);
+    const Measurement f = fraction_of_roof("x.peak_fraction", {{"v", "1"}}, rate, roof);
+    CHECK(f.samples == std::vector<double>{0.5, 0.75, 1.0});
+    CHECK(f.summary.median == Approx(0.75));
+    CHECK(f.note.find("L3") != std::string::npos);
+    const RooflinePoint p = placed_point("x", 0.5, 22.5, 16 * MiB, roof);
+    CHECK(p.level == "L3");
+    CHECK(*p.roof_gb_per_s == Approx(60));
+    CHECK(placed_point("y", 0.5, 1, 0, std::nullopt).level.empty());
+}
+
+TEST_CASE("decode length: the shortest power of two four times past the last cache", "[attention][config]") {
+    const std::uint64_t per_token = 8 * 64 * 2 * 4;  // 8 heads, head_dim 64, K and V in fp32: 4 KiB
+    // 32 MiB L3: 128 MiB of cache = 32768 tokens.
+    CHECK(attention::memory_bound_kv_len({512, 4096}, per_token, 32 * MiB, 1ull << 40) == 32768u);
+    // A configured length that already reaches it: nothing added.
+    CHECK_FALSE(attention::memory_bound_kv_len({512, 32768}, per_token, 32 * MiB, 1ull << 40));
+    // Unknown cache: nothing to size against.
+    CHECK_FALSE(attention::memory_bound_kv_len({512}, per_token, 0, 1ull << 40));
+    // K alone (64 MiB) would exceed a 32 MiB allocation limit.
+    CHECK_FALSE(attention::memory_bound_kv_len({512}, per_token, 32 * MiB, 32 * MiB));
+    // Not a power of two cache: still at least 4x.
+    const auto len = attention::memory_bound_kv_len({}, per_token, 3 * MiB, 1ull << 40);
+    REQUIRE(len);
+    CHECK(std::uint64_t{*len} * per_token >= 12 * MiB);
+    CHECK(std::uint64_t{*len / 2} * per_token < 12 * MiB);
+}

@@ -1,0 +1,240 @@
+// The split into ranked findings (gain = share of a measured step) and device notes, the order of
+// each list, and the noise gate that keeps a trigger inside the noise out of the ranking.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/report.hpp"
+#include "rules/analysis.hpp"
+#include "rules/pipeline.hpp"
+#include "rules/ranking.hpp"
+#include "rules/rule.hpp"
+
+using namespace clprobe;
+
+namespace {
+
+Finding ranked(std::string id, double gain, Severity severity) {
+    Finding f;
+    f.id = std::move(id);
+    f.estimated_gain = gain;
+    f.measured_share = true;
+    f.kind = FindingKind::ranked;
+    f.severity = severity;
+    f.rank = 99;
+    return f;
+}
+
+Finding note(std::string id, std::optional<double> factor, Severity severity) {
+    Finding f;
+    f.id = std::move(id);
+    f.factor = factor;
+    f.severity = severity;
+    f.rank = 99;
+    return f;
+}
+
+Measurement timed(double median, double cv) {
+    // Three samples with the given median and (approximately) the given spread.
+    return make_measurement("t.time", "ms", {}, {median * (1 - cv), median, median * (1 + cv)},
+                            TimerKind::device_profiling, false);
+}
+
+Measurement stage(const std::string& pipeline, const std::string& name, double seconds) {
+    return make_measurement(pipeline + ".stage_time", "s", {{"stage", name}}, {seconds, seconds, seconds},
+                            TimerKind::device_profiling, false);
+}
+
+RunReport report_with(std::vector<Measurement> ms) {
+    RunReport r;
+    ProbeResult p;
+    p.id = "test.pipeline";
+    p.layer = "kernel";
+    p.status = ProbeStatus::ok;
+    p.measurements = std::move(ms);
+    r.results.push_back(std::move(p));
+    return r;
+}
+
+Finding with_gain(std::string id, double gain) {
+    Finding f;
+    f.id = std::move(id);
+    f.estimated_gain = gain;
+    f.gain_basis = "a kernel of the kind measured";
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("classify: a hypothetical gain makes a note with a factor and no gain", "[ranking]") {
+    std::vector<Finding> fs{with_gain("kernel.compute.vector_width", 0.75)};
+    classify_findings(fs);
+    CHECK(fs[0].kind == FindingKind::note);
+    CHECK_FALSE(fs[0].estimated_gain);
+    REQUIRE(fs[0].factor);
+    CHECK(*fs[0].factor == Approx(4.0));  // 1 / (1 - 0.75)
+    CHECK(fs[0].gain_basis.find("not ranked") == 0);
+}
+
+TEST_CASE("classify: a rule's own factor is kept", "[ranking]") {
+    std::vector<Finding> fs{with_gain("kernel.launch.sync_overhead", 0.96)};
+    fs[0].factor = 27.0;
+    classify_findings(fs);
+    CHECK(*fs[0].factor == Approx(27.0));
+}
+
+TEST_CASE("classify: a measured share is ranked and keeps its gain", "[ranking]") {
+    std::vector<Finding> fs{with_gain("glm.minibatch.upload_bound", 0.7)};
+    fs[0].measured_share = true;
+    classify_findings(fs);
+    CHECK(fs[0].kind == FindingKind::ranked);
+    CHECK(*fs[0].estimated_gain == Approx(0.7));
+}
+
+TEST_CASE("classify: a measured share inside the noise is an uncertain note", "[ranking]") {
+    std::vector<Finding> fs{with_gain("attention.batching.padding", 0.3)};
+    fs[0].measured_share = true;
+    fs[0].uncertain = true;
+    classify_findings(fs);
+    CHECK(fs[0].kind == FindingKind::note);
+    CHECK(fs[0].gain_basis.find("inside the noise") != std::string::npos);
+}
+
+TEST_CASE("classify: a finding without any gain is a note without a factor", "[ranking]") {
+    Finding f;
+    f.id = "attention.fp16.unavailable";
+    std::vector<Finding> fs{f};
+    classify_findings(fs);
+    CHECK(fs[0].kind == FindingKind::note);
+    CHECK_FALSE(fs[0].factor);
+}
+
+TEST_CASE("pipeline shares: a workload step ranks a targeted finding, the transfer stand-in does not",
+          "[ranking][pipeline]") {
+    Finding upload = with_gain("transfer.zero_copy_available", 0);
+    upload.estimated_gain.reset();
+    upload.target = GainTarget{"", "upload", 0.9, std::nullopt};
+
+    SECTION("the GLM step's upload stage") {
+        const auto r = report_with({stage("glm.pipeline", "upload", 0.006), stage("glm.pipeline", "compute", 0.004)});
+        std::vector<Finding> fs{upload};
+        apply_pipeline_shares(r, fs);
+        classify_findings(fs);
+        CHECK(fs[0].kind == FindingKind::ranked);
+        CHECK(*fs[0].estimated_gain == Approx(0.9 * 0.6));
+    }
+    SECTION("only the transfer layer's stand-in step") {
+        const auto r =
+            report_with({stage("transfer.pipeline", "upload", 0.006), stage("transfer.pipeline", "compute", 0.004)});
+        std::vector<Finding> fs{upload};
+        apply_pipeline_shares(r, fs);
+        classify_findings(fs);
+        CHECK(fs[0].kind == FindingKind::note);
+        CHECK_FALSE(fs[0].estimated_gain);
+        CHECK(fs[0].gain_basis.find("stand-in") != std::string::npos);
+    }
+    SECTION("no step at all") {
+        std::vector<Finding> fs{upload};
+        apply_pipeline_shares(RunReport{}, fs);
+        classify_findings(fs);
+        CHECK(fs[0].kind == FindingKind::note);
+        CHECK(*fs[0].factor == Approx(10.0));  // 1 / (1 - 0.9)
+    }
+}
+
+TEST_CASE("sync overhead is promoted by a measured sync stage", "[ranking][rules]") {
+    auto launch = [](const char* kind, double us) {
+        return make_measurement("kernel.launch.latency", "us", {{"kind", kind}}, {us, us, us},
+                                TimerKind::host_steady_clock, false);
+    };
+    std::vector<Measurement> ms{launch("round_trip", 50), launch("back_to_back", 2)};
+    SECTION("without a workload step it is a note with its factor") {
+        RunReport r = report_with(ms);
+        analyze(r);
+        const auto it = std::find_if(r.findings.begin(), r.findings.end(),
+                                     [](const Finding& f) { return f.id == "kernel.launch.sync_overhead"; });
+        REQUIRE(it != r.findings.end());
+        CHECK(it->kind == FindingKind::note);
+        CHECK(it->rank == 0);
+        CHECK(*it->factor == Approx(25.0));
+    }
+    SECTION("with the GLM step's sync stage it is ranked by that stage's share") {
+        ms.push_back(stage("glm.pipeline", "compute", 0.009));
+        ms.push_back(stage("glm.pipeline", "sync", 0.001));
+        RunReport r = report_with(ms);
+        analyze(r);
+        const auto it = std::find_if(r.findings.begin(), r.findings.end(),
+                                     [](const Finding& f) { return f.id == "kernel.launch.sync_overhead"; });
+        REQUIRE(it != r.findings.end());
+        CHECK(it->kind == FindingKind::ranked);
+        CHECK(it->rank == 1);
+        CHECK(*it->estimated_gain == Approx(0.1 * (1 - 2.0 / 50.0)));
+    }
+}
+
+TEST_CASE("noise gate: a ratio that clears the threshold only inside the noise is uncertain", "[ranking][rules]") {
+    // Threshold 1.25; ratio 1.3; noise cv 0.025 + 0.025: confident (gap 0.3 > 4 x 0.05), but
+    // 1.3 / 1.05 < 1.25.
+    const auto noisy = significant_gap(timed(10, 0.025), timed(13, 0.025), 1.25);
+    REQUIRE(noisy);
+    CHECK(noisy->uncertain);
+    // The same ratio with 1% noise clears it: 1.3 / 1.02 > 1.25.
+    const auto quiet = significant_gap(timed(10, 0.005), timed(13, 0.005), 1.25);
+    REQUIRE(quiet);
+    CHECK_FALSE(quiet->uncertain);
+    // A comparison finding carries the mark and the ratio as its factor.
+    const Finding f = comparison_finding("x.y", "kernel", Severity::low, "t", timed(10, 0.025), "", timed(13, 0.025),
+                                         "", *noisy, "basis");
+    CHECK(f.uncertain);
+    CHECK(*f.factor == Approx(1.3));
+}
+
+TEST_CASE("rank_findings: ranked by gain with ties by severity and id, then notes, for any input order", "[ranking]") {
+    const std::vector<Finding> expected = {
+        ranked("h.gain_66_high", 0.66, Severity::high),  // within 5 points of 0.70: a tie, severity first
+        ranked("m.gain_70_medium", 0.70, Severity::medium),     ranked("z.gain_40_high", 0.40, Severity::high),
+        ranked("a.gain_38_low", 0.38, Severity::low),  // tie with 0.40: severity first
+        ranked("b.gain_10_info", 0.10, Severity::info),         ranked("y.gain_0", 0.0, Severity::info),
+        note("c.note_high_27x", 27.0, Severity::high),          note("d.note_high_2x", 2.0, Severity::high),
+        note("e.note_high_none", std::nullopt, Severity::high), note("a.note_medium", 100.0, Severity::medium),
+        note("0.note_info", std::nullopt, Severity::info),
+    };
+    std::vector<Finding> findings = expected;
+    for (unsigned seed = 1; seed <= 50; ++seed) {
+        INFO("shuffle seed " << seed);
+        std::shuffle(findings.begin(), findings.end(), std::mt19937(seed));
+        rank_findings(findings);
+        REQUIRE(findings.size() == expected.size());
+        for (std::size_t i = 0; i < findings.size(); ++i) {
+            CHECK(findings[i].id == expected[i].id);
+            CHECK(findings[i].rank == (findings[i].kind == FindingKind::ranked ? int(i + 1) : 0));
+        }
+    }
+}
+
+TEST_CASE("rank_findings: gains within the tie band order by severity, so noise cannot swap them", "[ranking]") {
+    // Two runs of one machine: the upload share moved by 3 points, enough to swap a plain sort.
+    std::vector<Finding> run1{ranked("glm.minibatch.upload_bound", 0.68, Severity::high),
+                              ranked("transfer.zero_copy_available", 0.67, Severity::medium)};
+    std::vector<Finding> run2{ranked("glm.minibatch.upload_bound", 0.66, Severity::high),
+                              ranked("transfer.zero_copy_available", 0.69, Severity::medium)};
+    rank_findings(run1);
+    rank_findings(run2);
+    CHECK(run1[0].id == run2[0].id);
+    CHECK(run1[0].id == "glm.minibatch.upload_bound");
+}
+
+TEST_CASE("rank_findings: a ranked finding without a gain becomes a note", "[ranking]") {
+    Finding f = ranked("hand.edited", 0.5, Severity::high);
+    f.estimated_gain.reset();
+    std::vector<Finding> fs{f, ranked("real", 0.1, Severity::low)};
+    rank_findings(fs);
+    CHECK(fs[0].id == "real");
+    CHECK(fs[0].rank == 1);
+    CHECK(fs[1].kind == FindingKind::note);
+    CHECK(fs[1].rank == 0);
+}
