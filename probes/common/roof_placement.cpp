@@ -6,30 +6,12 @@
 
 namespace clprobe {
 
-namespace {
-
-std::optional<double> earlier_memory_roof(const std::vector<ProbeResult>& earlier) {
-    for (const auto& r : earlier)
-        if (r.status == ProbeStatus::ok)
-            if (const auto* m = find_measurement(r, "kernel.peak.bandwidth"); m && m->summary.median > 0)
-                return m->summary.median;
-    return std::nullopt;
-}
-
-}  // namespace
-
 std::optional<WorkloadRoof> bandwidth_roof_for(const std::vector<ProbeResult>& earlier,
                                                std::uint64_t working_set_bytes) {
-    const std::optional<double> memory = earlier_memory_roof(earlier);
-    if (const auto facts = memory_roof_facts_of(earlier))
-        if (const auto placed = roof_for(*facts, working_set_bytes, memory)) {
-            const bool is_memory = placed->level == "memory" && memory && placed->gb_per_s == *memory;
-            return WorkloadRoof{
-                placed->level, placed->gb_per_s,
-                is_memory ? "kernel.peak.bandwidth" : fmt::format("kernel.roof.bandwidth{{level={}}}", placed->level)};
-        }
-    if (memory) return WorkloadRoof{"memory", *memory, "kernel.peak.bandwidth"};
-    return std::nullopt;
+    const BandwidthRoofs roofs = bandwidth_roofs_of(earlier);
+    const auto placed = roofs.for_working_set(working_set_bytes);
+    if (!placed) return std::nullopt;
+    return WorkloadRoof{placed->level, placed->gb_per_s, roofs.metric_of(*placed)};
 }
 
 Measurement fraction_of_roof(std::string metric, Labels labels, const Measurement& rate, const WorkloadRoof& roof) {

@@ -190,7 +190,7 @@ class GradientProbe final : public Probe {
         // Many variants: a slow one (atomics, fp64) gets fewer samples rather than the whole budget.
         config.budget_seconds = ctx.options.mode == RunMode::quick  ? 0.08
                                 : ctx.options.mode == RunMode::full ? 2
-                                                                    : 0.25;
+                                                                    : 0.15;
         InterleavedSampler sampler(config);
         nlohmann::json checked = nlohmann::json::array();
         std::vector<Planned> plans;

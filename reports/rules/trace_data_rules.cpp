@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/memory_roofs.hpp"
 #include "rules/trace_rule_support.hpp"
 #include "rules/trace_rules.hpp"
 
@@ -155,32 +156,37 @@ RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f) {
 }
 
 RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f) {
-    const Measurement* peak = headline(r, "kernel.peak.bandwidth");
-    if (!peak || peak->summary.median <= 0)
-        return RuleOutcome::missing("needs kernel.peak.bandwidth (kernel.bandwidth)");
+    const BandwidthRoofs roofs = bandwidth_roofs_of(r.results);
+    if (!roofs.memory_gb_per_s && !roofs.levels)
+        return RuleOutcome::missing("needs kernel.peak.bandwidth (kernel.bandwidth) or kernel.memory_levels");
     const double wall = f.run.wall_seconds;
     const KernelFacts* worst = nullptr;
+    std::optional<PlacedRoof> worst_roof;
     double saved = 0;
     for (const auto& k : f.kernels) {
-        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0) continue;
-        const double fraction = k.bytes / k.seconds * 1e-9 / peak->summary.median;
-        const double s = k.seconds - k.bytes / (peak->summary.median * 1e9);
-        if (fraction < below_roof_fraction && s > saved) saved = s, worst = &k;
+        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0 || k.launches == 0) continue;
+        // One launch's buffers decide the memory level, and so the roof it is held against.
+        const auto roof = roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
+        if (!roof || roof->gb_per_s <= 0) continue;
+        const double fraction = k.bytes / k.seconds * 1e-9 / roof->gb_per_s;
+        const double s = k.seconds - k.bytes / (roof->gb_per_s * 1e9);
+        if (fraction < below_roof_fraction && s > saved) saved = s, worst = &k, worst_roof = roof;
     }
     if (!worst || !worth_reporting(f, saved)) return RuleOutcome::none();
     const double gbs = worst->bytes / worst->seconds * 1e-9;
     Finding finding = wall_share_finding(
         f, "trace.kernel.below_roof",
-        fmt::format("Kernel {} takes {:.0f}% of the wall time at {:.2g} GB/s, {:.1f}% of the memory roof", worst->name,
-                    100 * worst->seconds / wall, gbs, 100 * gbs / peak->summary.median),
+        fmt::format("Kernel {} takes {:.0f}% of the wall time at {:.2g} GB/s, {:.1f}% of the {} roof", worst->name,
+                    100 * worst->seconds / wall, gbs, 100 * gbs / worst_roof->gb_per_s, worst_roof->level),
         saved,
-        "at most: the kernel at the measured memory roof for the bytes its buffers hold (a compute-bound "
-        "kernel gains less)");
+        "at most: the kernel at the measured roof of the memory level its buffers fit in, for the bytes they hold "
+        "(a compute-bound kernel gains less)");
     finding.confidence = 0.5;  // the bytes are an estimate and the kernel's arithmetic is unknown
     finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
                                     "estimate: sizes of its buffer arguments over its device time",
                                     {{"kernel", worst->name}}));
-    finding.evidence.push_back(evidence_of(*peak, "this device's memory roof"));
+    finding.evidence.push_back(fact(roofs.metric_of(*worst_roof), worst_roof->gb_per_s, "GB/s",
+                                    "this device's roof for a working set of that size", {}));
     finding.suggestion = fmt::format(
         "Look inside {}: redundant arithmetic or loops that re-read the same data, scalar code where vectors would "
         "do, uncoalesced access. If it is compute-bound by design, compare its FLOP rate with kernel.peak.fp32.",

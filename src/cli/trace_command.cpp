@@ -17,6 +17,7 @@
 #include "cli/exit_codes.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
+#include "core/memory_roofs.hpp"
 #include "core/version.hpp"
 #include "json/report_json.hpp"
 #include "render/html_report.hpp"
@@ -49,9 +50,10 @@ struct TraceOptions {
 // trace rules hold the program against. The activity probe runs after it, over its lifetime.
 const std::set<std::string> context_probes = {"system.host", "system.limits", "system.memory_bandwidth",
                                               "topology.host", "topology.device"};
-const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",      "kernel.bandwidth",
-                                              "kernel.compute.fp32", "transfer.bandwidth", "transfer.latency",
-                                              "transfer.overlap"};
+// kernel.memory_levels gives the cache roofs a kernel whose buffers fit a cache is held against.
+const std::set<std::string> ceiling_probes = {"kernel.build",         "kernel.launch",       "kernel.bandwidth",
+                                              "kernel.memory_levels", "kernel.compute.fp32", "transfer.bandwidth",
+                                              "transfer.latency",     "transfer.overlap"};
 
 ProbeList probes_named(const std::set<std::string>& ids) {
     ProbeList all = make_builtin_probes(), chosen;
@@ -139,9 +141,7 @@ std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDev
 
 ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const RunReport& report,
                            const std::string& layer) {
-    std::optional<double> peak;
-    if (const Measurement* m = find_measurement(report, "kernel.peak.bandwidth")) peak = m->summary.median;
-    ProbeResult r = program_probe_result(analyse_trace(trace, run, peak));
+    ProbeResult r = program_probe_result(analyse_trace(trace, run, bandwidth_roofs_of(report.results)));
     r.attributes["layer_library"] = layer;
     r.attributes["kernels_bytes_note"] =
         "app.kernel.bandwidth is an estimate: the summed sizes of the buffers bound as a kernel's arguments over its "

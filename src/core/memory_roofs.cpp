@@ -295,4 +295,30 @@ std::optional<MemoryRoofFacts> memory_roof_facts_of(const std::vector<ProbeResul
     return std::nullopt;
 }
 
+std::optional<PlacedRoof> BandwidthRoofs::for_working_set(std::uint64_t working_set_bytes) const {
+    if (levels)
+        if (auto placed = roof_for(*levels, working_set_bytes, memory_gb_per_s)) return placed;
+    if (memory_gb_per_s) return PlacedRoof{memory_level, *memory_gb_per_s};
+    return std::nullopt;
+}
+
+std::string BandwidthRoofs::metric_of(const PlacedRoof& roof) const {
+    if (roof.level == memory_level && memory_gb_per_s && roof.gb_per_s == *memory_gb_per_s)
+        return "kernel.peak.bandwidth";
+    return fmt::format("kernel.roof.bandwidth{{level={}}}", roof.level);
+}
+
+BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results) {
+    BandwidthRoofs roofs;
+    roofs.levels = memory_roof_facts_of(results);
+    for (const auto& r : results) {
+        if (r.status != ProbeStatus::ok) continue;
+        if (const auto* m = find_measurement(r, "kernel.peak.bandwidth"); m && m->summary.median > 0) {
+            roofs.memory_gb_per_s = m->summary.median;
+            break;
+        }
+    }
+    return roofs;
+}
+
 }  // namespace clprobe

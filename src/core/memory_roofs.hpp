@@ -91,6 +91,21 @@ struct PlacedRoof {
 std::optional<PlacedRoof> roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
                                    std::optional<double> memory_roof = std::nullopt);
 
+// Every bandwidth roof a run measured, to place any working set: the level roofs when
+// kernel.memory_levels ran, and the memory roof (kernel.peak.bandwidth).
+struct BandwidthRoofs {
+    std::optional<MemoryRoofFacts> levels;
+    std::optional<double> memory_gb_per_s;
+
+    // The level roof (roof_for) when levels were measured, else the memory roof as "memory".
+    std::optional<PlacedRoof> for_working_set(std::uint64_t working_set_bytes) const;
+    // The metric a placed roof comes from: kernel.peak.bandwidth or kernel.roof.bandwidth{level=..}.
+    std::string metric_of(const PlacedRoof& roof) const;
+};
+
+// The roofs among these results (ok probes only).
+BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results);
+
 nlohmann::json to_json(const MemoryRoofFacts& facts);
 // nullopt when the JSON is not in this shape (rules never throw on a hand-edited report).
 std::optional<MemoryRoofFacts> memory_roof_facts_from_json(const nlohmann::json& j);

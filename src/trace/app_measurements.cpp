@@ -1,5 +1,7 @@
 #include "trace/app_measurements.hpp"
 
+#include <fmt/core.h>
+
 #include "trace/trace_analysis.hpp"
 
 namespace clprobe {
@@ -24,7 +26,7 @@ Measurement single(std::string metric, std::string unit, Labels labels, double v
 }
 
 void add_kernels(const TraceFacts& f, const std::vector<std::vector<double>>& launch_seconds,
-                 std::optional<double> peak, std::vector<Measurement>& out) {
+                 const BandwidthRoofs& roofs, std::vector<Measurement>& out) {
     for (std::size_t k = 0; k < f.kernels.size() && k < launch_seconds.size(); ++k) {
         const KernelFacts& kernel = f.kernels[k];
         if (kernel.launches == 0) continue;
@@ -46,10 +48,14 @@ void add_kernels(const TraceFacts& f, const std::vector<std::vector<double>>& la
         Measurement bw = single("app.kernel.bandwidth", "GB/s", labels, gbs, TimerKind::device_profiling, true);
         bw.note = bytes_estimate_note;
         out.push_back(std::move(bw));
-        if (!peak || *peak <= 0) continue;
-        Measurement roof =
-            single("app.kernel.roofline_fraction", "fraction", labels, gbs / *peak, TimerKind::device_profiling, true);
-        roof.note = "app.kernel.bandwidth over kernel.peak.bandwidth";
+        // One launch's buffers: the working set that decides the memory level.
+        const auto working_set = static_cast<std::uint64_t>(kernel.bytes / static_cast<double>(kernel.launches));
+        const auto placed = roofs.for_working_set(working_set);
+        if (!placed || placed->gb_per_s <= 0) continue;
+        Measurement roof = single("app.kernel.roofline_fraction", "fraction", labels, gbs / placed->gb_per_s,
+                                  TimerKind::device_profiling, true);
+        roof.note = fmt::format("app.kernel.bandwidth over the {} roof ({}): its buffers hold {} bytes", placed->level,
+                                roofs.metric_of(*placed), working_set);
         out.push_back(std::move(roof));
     }
 }
@@ -72,8 +78,7 @@ void add_transfers(const TraceFacts& f, const std::vector<std::vector<double>>& 
 }  // namespace
 
 std::vector<Measurement> app_measurements(const TraceFacts& f, const std::vector<std::vector<double>>& launch_seconds,
-                                          const std::vector<std::vector<double>>& rates,
-                                          std::optional<double> peak_bandwidth_gbs) {
+                                          const std::vector<std::vector<double>>& rates, const BandwidthRoofs& roofs) {
     std::vector<Measurement> out;
     const double wall = f.run.wall_seconds;
     out.push_back(single("app.wall_time", "s", {}, wall, TimerKind::host_steady_clock, false));
@@ -84,7 +89,7 @@ std::vector<Measurement> app_measurements(const TraceFacts& f, const std::vector
         out.push_back(single(std::string(app_pipeline_id) + ".stage_time", "s",
                              {{"stage", std::string(to_string(s.stage))}}, s.seconds, TimerKind::host_steady_clock,
                              false));
-    add_kernels(f, launch_seconds, peak_bandwidth_gbs, out);
+    add_kernels(f, launch_seconds, roofs, out);
     add_transfers(f, rates, out);
     out.push_back(single("app.host_wait.time", "s", {}, f.sync.wait_seconds, TimerKind::host_steady_clock, false));
     out.push_back(single("app.build.time", "s", {}, f.builds.seconds, TimerKind::host_steady_clock, false));

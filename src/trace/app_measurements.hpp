@@ -4,17 +4,19 @@
 #include <optional>
 #include <vector>
 
+#include "core/memory_roofs.hpp"
 #include "core/report.hpp"
 #include "core/trace_facts.hpp"
 
 namespace clprobe {
 
 // `launch_seconds[k]`: the device time of each launch of kernel k (facts.kernels order before
-// sorting: the trace's kernel-name order); `rates[t]`: each transfer's GB/s of transfer group t.
+// sorting: the trace's kernel-name order); `rates[t]`: each transfer's GB/s of transfer group t;
+// `roofs`: this device's measured bandwidth roofs, each kernel held against the roof of the level
+// its buffers' bytes live in.
 std::vector<Measurement> app_measurements(const TraceFacts& facts,
                                           const std::vector<std::vector<double>>& launch_seconds,
-                                          const std::vector<std::vector<double>>& rates,
-                                          std::optional<double> peak_bandwidth_gbs);
+                                          const std::vector<std::vector<double>>& rates, const BandwidthRoofs& roofs);
 
 // At most `limit` of `samples`, evenly strided (the first always kept).
 std::vector<double> strided(const std::vector<double>& samples, std::size_t limit);

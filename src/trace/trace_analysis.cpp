@@ -214,7 +214,7 @@ ProbeResult program_probe_result(TraceAnalysis analysis) {
     return r;
 }
 
-TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, std::optional<double> peak_bandwidth_gbs) {
+TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, const BandwidthRoofs& roofs) {
     TraceAnalysis out;
     TraceFacts& f = out.facts;
     f.run = run_facts(trace, run);
@@ -228,7 +228,7 @@ TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, std:
     f.builds = build_facts(trace);
     f.memory = allocation_facts(trace, aligned);
     f.devices = device_facts(trace, aligned);
-    out.measurements = app_measurements(f, launch_seconds, rates, peak_bandwidth_gbs);
+    out.measurements = app_measurements(f, launch_seconds, rates, roofs);
     // Largest device time first: the order a user reads them in.
     std::vector<std::size_t> order(f.kernels.size());
     for (std::size_t i = 0; i < order.size(); ++i)

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_roofs.hpp"
 #include "core/report.hpp"
 #include "core/trace_facts.hpp"
 #include "trace/program_trace.hpp"
@@ -27,10 +28,9 @@ struct TraceAnalysis {
     std::vector<Measurement> measurements;
 };
 
-// `peak_bandwidth_gbs`: this device's measured memory roof, for each kernel's roofline fraction
-// (left out when unknown).
-TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run,
-                            std::optional<double> peak_bandwidth_gbs = std::nullopt);
+// `roofs`: this device's measured bandwidth roofs, for each kernel's roofline fraction against
+// the roof of its working set's memory level (left out when none was measured).
+TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, const BandwidthRoofs& roofs = {});
 
 // The trace.program result the rules and renderers read: the analysis's measurements and its
 // facts under attributes "facts".

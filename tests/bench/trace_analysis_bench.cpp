@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     run.end_ns = run.start_ns + 30'000 + (n + 2) * 5'000;
     run.exit_code = 0;
     t = std::chrono::steady_clock::now();
-    TraceAnalysis analysis = analyse_trace(*trace, run, 20.0);
+    TraceAnalysis analysis = analyse_trace(*trace, run, BandwidthRoofs{std::nullopt, 20.0});
     const double analyse_s = seconds_since(t);
     RunReport report;
     report.results.push_back(program_probe_result(std::move(analysis)));

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     run.start_ns = trace.layer_start;
     run.end_ns = trace.layer_end.value_or(trace.layer_start + 1'000'000);
     run.exit_code = 0;
-    TraceAnalysis analysis = analyse_trace(trace, run, 10.0);
+    TraceAnalysis analysis = analyse_trace(trace, run, BandwidthRoofs{std::nullopt, 10.0});
     RunReport report;
     report.results.push_back(program_probe_result(std::move(analysis)));
     analyze(report);

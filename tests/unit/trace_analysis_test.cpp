@@ -58,7 +58,7 @@ TEST_CASE("trace analysis: kernels by name, per-launch samples, bytes estimate",
     for (int i = 0; i < 10; ++i)
         b.kernel("slow", 10 + i * 200.0, 20 + i * 200.0, 120 + i * 200.0, 1000);  // 100 us, 1000 B each
     b.kernel("fast", 2100, 2110, 2120, 1 << 20);
-    const TraceAnalysis a = analyse_trace(b.trace, b.run(3000), 10.0);
+    const TraceAnalysis a = analyse_trace(b.trace, b.run(3000), BandwidthRoofs{std::nullopt, 10.0});
     REQUIRE(a.facts.kernels.size() == 2);
     CHECK(a.facts.kernels[0].name == "slow");  // largest device time first
     CHECK(a.facts.kernels[0].launches == 10);

@@ -118,6 +118,32 @@ TEST_CASE("trace rules: a kernel far below the memory roof is named", "[trace][r
     test::check_silent(run_rule(trace_report(fast.trace, fast.run(1000), peak), "trace.kernel.below_roof"));
 }
 
+TEST_CASE("trace rules: a kernel whose buffers fit a cache is held against that cache's roof", "[trace][rules]") {
+    // 500 launches over one 16 KiB buffer at 15 GB/s: 75% of a 20 GB/s memory roof, but 3.75% of the
+    // 400 GB/s L1 roof the buffer lives in.
+    TraceBuilder b;
+    const double launch_us = 16384 / 15e9 * 1e6;
+    for (int i = 0; i < 500; ++i)
+        b.kernel("warm", i * 2.0, i * 2.0 + 0.1, i * 2.0 + 0.1 + launch_us, 16384);
+    const auto memory_only = {ceiling("kernel.peak.bandwidth", "GB/s", 20)};
+    test::check_silent(run_rule(trace_report(b.trace, b.run(1000), memory_only), "trace.kernel.below_roof"));
+
+    RunReport r = trace_report(b.trace, b.run(1000), memory_only);
+    MemoryRoofFacts levels;
+    levels.caches = {{"L1", 64 * 1024}, {"L2", 2u << 20}};
+    levels.roofs = {{"L1", 16 * 1024, 32 * 1024, 400, 2}, {"L2", 256 * 1024, 1u << 20, 150, 3}};
+    ProbeResult probe;
+    probe.id = memory_levels_probe_id;
+    probe.layer = "kernel";
+    probe.attributes["facts"] = to_json(levels);
+    r.results.insert(r.results.begin(), probe);
+    const Finding f = only_finding(run_rule(r, "trace.kernel.below_roof"), "trace.kernel.below_roof");
+    CHECK(f.title.find("L1 roof") != std::string::npos);
+    CHECK(f.title.find("3.8%") != std::string::npos);
+    REQUIRE(f.evidence.size() >= 3);
+    CHECK(f.evidence.back().metric == "kernel.roof.bandwidth{level=L1}");
+}
+
 TEST_CASE("trace rules: the same source rebuilt", "[trace][rules]") {
     TraceBuilder b;
     for (int i = 0; i < 5; ++i)

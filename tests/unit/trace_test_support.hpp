@@ -100,7 +100,7 @@ class TraceBuilder {
 // A trace report: the analysed program plus the given ceiling measurements.
 inline RunReport trace_report(const ProgramTrace& trace, const ChildRun& run, std::vector<Measurement> ceilings = {},
                               std::optional<double> peak = std::nullopt) {
-    TraceAnalysis a = analyse_trace(trace, run, peak);
+    TraceAnalysis a = analyse_trace(trace, run, BandwidthRoofs{std::nullopt, peak});
     RunReport r;
     DeviceInfo d;
     d.name = "Synthetic device";
