@@ -8,9 +8,10 @@
 
 namespace clprobe {
 
-// Gains closer than this (absolute, 0..1) are a tie: the measured shares move by a few points
-// between runs of the same machine, and an order decided by that noise would flip from run to run.
-inline constexpr double gain_tie = 0.05;
+// Gains closer than this (absolute, 0..1) are a tie: on a shared 2-core machine the measured
+// shares of one finding moved by up to 5 points between back-to-back runs, so a band of twice that
+// keeps an order that noise decided from flipping from run to run.
+inline constexpr double gain_tie = 0.10;
 
 // Sets each finding's kind. Ranked: measured_share, a gain, and a trigger outside the noise.
 // Everything else is a note: a hypothetical gain becomes a factor (1 / (1 - gain)) when the rule
@@ -18,8 +19,8 @@ inline constexpr double gain_tie = 0.05;
 void classify_findings(std::vector<Finding>& findings);
 
 // Orders in place: ranked findings first, by gain, with gains within gain_tie of the first of
-// their group ordered by severity, then id; ranks 1..n. Then the notes by severity, factor and id,
-// rank 0. Deterministic for any input order.
+// their group ordered by severity, then factor (larger first), then id; ranks 1..n. Then the notes by severity, factor
+// and id, rank 0. Deterministic for any input order.
 void rank_findings(std::vector<Finding>& findings);
 
 }  // namespace clprobe

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "rules/pipeline.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -289,8 +291,17 @@ RuleOutcome kernel_copy_faster(const RunReport& r) {
             "needs transfer.<dir>.kernel_copy.bandwidth and a pinned or pageable headline of the same direction "
             "(transfer.bandwidth)");
     if (found.empty()) return RuleOutcome::none();
-    const auto& c = *std::max_element(found.begin(), found.end(),
-                                      [](const auto& a, const auto& b) { return a.gap.ratio < b.gap.ratio; });
+    // The direction that saves more of the measured step (a download of a few bytes saves nothing
+    // however fast its kernel copy is); the larger ratio when no step has either stage.
+    const auto pipelines = pipelines_of(r);
+    const auto saved = [&](const Candidate& c) {
+        const auto p = reference_pipeline(pipelines, "", c.stage);
+        return p ? c.gap.gain() * *p->stage_seconds(c.stage) / p->total_seconds() : 0.0;
+    };
+    const auto& c = *std::max_element(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+        const double sa = saved(a), sb = saved(b);
+        return sa != sb ? sa < sb : a.gap.ratio < b.gap.ratio;
+    });
     Finding f = comparison_finding(
         "transfer.kernel_copy_faster", "transfer", Severity::medium,
         fmt::format("A copy kernel moves {} data {:.2f}x faster than the driver's best copy ({} vs {})", c.direction,

@@ -250,17 +250,20 @@ TEST_CASE("transfer.kernel_copy_faster: a kernel copy 2x the best driver copy ta
     CHECK_THAT(f.suggestion, Catch::Contains("PCIe"));
 }
 
-TEST_CASE("transfer.kernel_copy_faster: both directions faster: the larger gap names the stage, the other is evidence",
+TEST_CASE("transfer.kernel_copy_faster: both directions faster: the one saving more of the step names the stage",
           "[rules][transfer]") {
-    const RunReport r =
-        analyzed(report_of(with(with(kernel_copy("h2d", 30, 20, 20), kernel_copy("d2h", 60, 20, 15)), pipeline())),
-                 transfer_rules(), "transfer.kernel_copy_faster");
+    // d2h has the larger gap (4x against 1.5x), but uploads are 50% of the step and downloads 20%:
+    // 0.33 x 0.5 beats 0.67 x 0.2 (a fast download of a small result saves little).
+    const auto both = with(kernel_copy("h2d", 30, 20, 20), kernel_copy("d2h", 60, 20, 15));
+    const RunReport r = analyzed(report_of(with(both, pipeline())), transfer_rules(), "transfer.kernel_copy_faster");
     const Finding& f = single(r, "transfer.kernel_copy_faster");
     REQUIRE(f.target);
-    CHECK(f.target->stage == "download");
-    CHECK(f.target->stage_gain == Approx(1 - 20.0 / 60));
-    CHECK(*f.estimated_gain == Approx((1 - 20.0 / 60) * 0.2));
+    CHECK(f.target->stage == "upload");
+    CHECK(*f.estimated_gain == Approx((1 - 20.0 / 30) * 0.5));
     CHECK(f.evidence.size() == 4);
+    // Without a measured step the larger gap decides.
+    const RunReport alone = analyzed(report_of(both), transfer_rules(), "transfer.kernel_copy_faster");
+    CHECK(single(alone, "transfer.kernel_copy_faster").target->stage == "download");
 }
 
 TEST_CASE("transfer.kernel_copy_faster: slower, below 1.25x or inside the noise: no finding", "[rules][transfer]") {
