@@ -87,27 +87,12 @@ class BandwidthProbe final : public Probe {
         // gives CPU devices enough groups to balance across cores.
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
         const std::size_t items = groups * local;
-        // Every width must give each work-item a multiple of 4 vectors (the read kernels unroll by 4).
-        const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
-
-        // Several times the last-level cache, so the caches cannot serve the working set (the
-        // cache factor below raises it on devices with large caches); kernel.memory_levels draws the
-        // curve up to here, so past 4x the last cache a larger buffer only costs time.
-        const std::uint64_t base = ctx.options.mode == RunMode::full ? (1ull << 30) : (128ull << 20);
-        const std::uint64_t cache_factor = ctx.options.mode == RunMode::full ? 8 : 4;
-        const std::uint64_t wanted = std::max(base, info.global_mem_cache_bytes * cache_factor);
-        const std::uint64_t bytes = fit_buffer_bytes(info, wanted, 2, granule);
+        const std::uint64_t bytes = buffer_bytes_for(info, ctx.options.mode, items);
         const std::uint64_t floats = bytes / sizeof(float);
 
-        cl::Buffer a = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
+        cl::Buffer a = input_buffer(s, bytes);
         cl::Buffer b = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
         cl::Buffer sums = make_buffer(s.context(), CL_MEM_READ_WRITE, items * 16 * sizeof(float));
-        {
-            std::vector<float> init(floats);
-            for (std::uint64_t i = 0; i < floats; ++i)
-                init[i] = input_value(i);
-            q.enqueueWriteBuffer(a, CL_TRUE, 0, bytes, init.data());
-        }
         const double expected_total = static_cast<double>(floats / 8) * 28.0;
 
         const cl::Program& program = s.kernels().program("peak/bandwidth.cl").program;
@@ -163,7 +148,40 @@ class BandwidthProbe final : public Probe {
                 }
             }
         }
-        const std::vector<SampleSet> sets = sampler.run();
+        record(out, sampler.run(), labels, moved);
+        out.attributes["buffer_bytes"] = bytes;
+        out.attributes["work_items"] = items;
+        out.attributes["local_size"] = local;
+        out.attributes["sampling"] = sampling_note(sampler_config);
+        out.attributes["bytes_counted"] = "read: buffer size; write: buffer size; copy: twice the buffer size";
+    }
+
+  private:
+    // Several times the last-level cache, so the caches cannot serve the working set (the cache
+    // factor raises it on devices with large caches); kernel.memory_levels draws the curve up to
+    // here, so past 4x the last cache a larger buffer only costs time. Every width must give each
+    // work-item a multiple of 4 vectors (the read kernels unroll by 4).
+    static std::uint64_t buffer_bytes_for(const DeviceInfo& info, RunMode mode, std::size_t items) {
+        const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
+        const std::uint64_t base = mode == RunMode::full ? (1ull << 30) : (128ull << 20);
+        const std::uint64_t cache_factor = mode == RunMode::full ? 8 : 4;
+        const std::uint64_t wanted = std::max(base, info.global_mem_cache_bytes * cache_factor);
+        return fit_buffer_bytes(info, wanted, 2, granule);
+    }
+
+    // The input the read and copy kernels stream: input_value(i) at float i.
+    static cl::Buffer input_buffer(DeviceSession& s, std::uint64_t bytes) {
+        cl::Buffer a = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
+        std::vector<float> init(bytes / sizeof(float));
+        for (std::uint64_t i = 0; i < init.size(); ++i)
+            init[i] = input_value(i);
+        s.queue().enqueueWriteBuffer(a, CL_TRUE, 0, bytes, init.data());
+        return a;
+    }
+
+    // Every variant's rates, then the best as the label-free headline: the memory roof.
+    static void record(ProbeResult& out, const std::vector<SampleSet>& sets, const std::vector<Labels>& labels,
+                       const std::vector<double>& moved) {
         for (std::size_t i = 0; i < sets.size(); ++i) {
             Measurement m = make_measurement("kernel.bandwidth", "GB/s", labels[i], to_rates(sets[i], moved[i], 1e-9),
                                              sets[i].timer);
@@ -173,14 +191,8 @@ class BandwidthProbe final : public Probe {
         const std::size_t variants = out.measurements.size();
         out.measurements.push_back(
             headline_from(*best_by_median(out.measurements, "kernel.bandwidth"), "kernel.peak.bandwidth", variants));
-        out.attributes["buffer_bytes"] = bytes;
-        out.attributes["work_items"] = items;
-        out.attributes["local_size"] = local;
-        out.attributes["sampling"] = sampling_note(sampler_config);
-        out.attributes["bytes_counted"] = "read: buffer size; write: buffer size; copy: twice the buffer size";
     }
 
-  private:
     static void verify(cl::CommandQueue& q, Access access, const std::string& name, cl::Buffer& b, cl::Buffer& sums,
                        std::uint64_t floats, std::size_t items, int w, float seed, double expected_total) {
         if (access == Access::read) {
