@@ -122,12 +122,17 @@ std::string describe(const CeilingViolation& v) {
                                    ? fmt::format(" ({} more measured {} above it)", v.other_rates_above,
                                                  v.other_rates_above == 1 ? "rate is" : "rates are")
                                    : std::string();
-    if (v.kind == CeilingKind::bandwidth)
+    if (v.kind == CeilingKind::bandwidth) {
+        const auto ws = v.achieved_labels.find("working_set");
+        const std::string working_set =
+            ws == v.achieved_labels.end() ? std::string() : fmt::format(", working set {} bytes", ws->second);
         return fmt::format(
-            "{} ({} {}) is below the {} ({} {}) that a workload reached with a working set of that level{}: that "
-            "roof is wrong (not at the hardware's limit for this level, or the level's capacity is misjudged), so "
-            "fractions of it read too high.",
-            v.ceiling_metric, number(v.ceiling_value), v.unit, achieved, number(v.achieved_value), v.unit, others);
+            "{} ({} {}) is below what the {} reached ({} {}{}){}: that roof is wrong (not at the hardware's limit "
+            "for this level, or the level's capacity is misjudged, or the machine got faster between the two "
+            "probes), so fractions of it read too high.",
+            v.ceiling_metric, number(v.ceiling_value), v.unit, v.achieved_metric, number(v.achieved_value), v.unit,
+            working_set, others);
+    }
     return fmt::format(
         "{} ({} {}) is below {} ({} {}) measured {}{}: the ceiling is not at the hardware's limit, so fractions of "
         "it read too high.",
