@@ -154,28 +154,4 @@ EfficiencyReference efficiency_reference(const DeviceInfo& device, const std::ve
     return ref;
 }
 
-TimedBatch time_command_steps(cl::CommandQueue& queue, bool profiling, std::int64_t count,
-                              const std::function<void(std::vector<cl::Event>&)>& enqueue_step,
-                              std::string_view label) {
-    std::vector<cl::Event> events;
-    const double host = host_seconds([&] {
-        for (std::int64_t i = 0; i < count; ++i) {
-            if (i % 64 == 0) check_stop();
-            enqueue_step(events);
-            if (!profiling) events.clear();
-        }
-        cl_check(clFinish(queue()), "clFinish");
-    });
-    if (!profiling) return {host, TimerKind::host_steady_clock};
-    double device = 0;
-    auto& trace = CommandTrace::instance();
-    for (const auto& e : events) {
-        device += command_seconds(e);
-        trace.record(e, label);
-    }
-    // A driver that reports zero-length commands has no usable profiling: say so via the timer.
-    if (device <= 0) return {host, TimerKind::host_steady_clock};
-    return {device, TimerKind::device_profiling};
-}
-
 }  // namespace clprobe::transfer

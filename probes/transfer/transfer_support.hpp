@@ -67,12 +67,6 @@ bool host_memory_device(const DeviceInfo& device);
 template <typename Fn>
 double host_seconds(Fn&& fn);
 
-// time_commands (cl/command_timing.hpp) for steps of several commands: `enqueue_step` enqueues
-// one step and appends each command's event; a batch of `count` steps takes the sum of all their
-// device times (the host time without profiling). A kernel copy's step is map + unmap + kernel.
-TimedBatch time_command_steps(cl::CommandQueue& queue, bool profiling, std::int64_t count,
-                              const std::function<void(std::vector<cl::Event>&)>& enqueue_step, std::string_view label);
-
 }  // namespace clprobe::transfer
 
 #include <chrono>

@@ -27,16 +27,17 @@ double queued_to_start_seconds(const cl::Event& e) {
     return start > queued ? static_cast<double>(start - queued) * 1e-9 : 0.0;
 }
 
-TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
-                         const std::function<cl::Event()>& enqueue_one, std::string_view label) {
+TimedBatch time_command_steps(cl::CommandQueue& queue, bool profiling, std::int64_t count,
+                              const std::function<void(std::vector<cl::Event>&)>& enqueue_step,
+                              std::string_view label) {
     std::vector<cl::Event> events;
     if (profiling) events.reserve(static_cast<std::size_t>(count));
     const auto start = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; i < count; ++i) {
-        // Every 64 commands: cheap enough for microsecond kernels, prompt enough for long ones.
+        // Every 64 steps: cheap enough for microsecond kernels, prompt enough for long ones.
         if (i % 64 == 0) check_stop();
-        cl::Event e = enqueue_one();
-        if (profiling) events.push_back(std::move(e));
+        enqueue_step(events);
+        if (!profiling) events.clear();
     }
     cl_check(clFinish(queue()), "clFinish");
     const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -50,6 +51,12 @@ TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t c
     // A driver that reports zero-length commands has no usable profiling: say so via the timer.
     if (device <= 0) return {host, TimerKind::host_steady_clock};
     return {device, TimerKind::device_profiling};
+}
+
+TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
+                         const std::function<cl::Event()>& enqueue_one, std::string_view label) {
+    return time_command_steps(
+        queue, profiling, count, [&](std::vector<cl::Event>& events) { events.push_back(enqueue_one()); }, label);
 }
 
 }  // namespace clprobe

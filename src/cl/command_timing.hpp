@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "cl/cl_api.hpp"
 #include "core/report.hpp"
@@ -25,5 +26,12 @@ double queued_to_start_seconds(const cl::Event& event);
 // `label` names the commands in the --trace timeline (e.g. the kernel).
 TimedBatch time_commands(cl::CommandQueue& queue, bool profiling, std::int64_t count,
                          const std::function<cl::Event()>& enqueue_one, std::string_view label = {});
+
+// The same for steps of several commands: `enqueue_step` enqueues one step and appends each
+// command's event; a batch of `count` steps takes the sum of all their device times (the host
+// time without profiling). A kernel copy's step is map + unmap + kernel.
+TimedBatch time_command_steps(cl::CommandQueue& queue, bool profiling, std::int64_t count,
+                              const std::function<void(std::vector<cl::Event>&)>& enqueue_step,
+                              std::string_view label = {});
 
 }  // namespace clprobe

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "rule_test_support.hpp"
 #include "rules/analysis.hpp"
 #include "rules/pipeline.hpp"
 #include "rules/ranking.hpp"
@@ -50,14 +51,7 @@ Measurement stage(const std::string& pipeline, const std::string& name, double s
 }
 
 RunReport report_with(std::vector<Measurement> ms) {
-    RunReport r;
-    ProbeResult p;
-    p.id = "test.pipeline";
-    p.layer = "kernel";
-    p.status = ProbeStatus::ok;
-    p.measurements = std::move(ms);
-    r.results.push_back(std::move(p));
-    return r;
+    return test::report_with("test.pipeline", "kernel", std::move(ms));
 }
 
 Finding with_gain(std::string id, double gain) {
