@@ -8,6 +8,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
+#include "common/device_caches.hpp"
 #include "common/probe_support.hpp"
 #include "kernel/kernel_probes.hpp"
 
@@ -87,7 +88,8 @@ class BandwidthProbe final : public Probe {
         // gives CPU devices enough groups to balance across cores.
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
         const std::size_t items = groups * local;
-        const std::uint64_t bytes = buffer_bytes_for(info, ctx.options.mode, items);
+        const std::uint64_t bytes =
+            buffer_bytes_for(info, device_caches(ctx.earlier, info).last_level_bytes(), ctx.options.mode, items);
         const std::uint64_t floats = bytes / sizeof(float);
 
         cl::Buffer a = input_buffer(s, bytes);
@@ -161,11 +163,14 @@ class BandwidthProbe final : public Probe {
     // factor raises it on devices with large caches); kernel.memory_levels draws the curve up to
     // here, so past 4x the last cache a larger buffer only costs time. Every width must give each
     // work-item a multiple of 4 vectors (the read kernels unroll by 4).
-    static std::uint64_t buffer_bytes_for(const DeviceInfo& info, RunMode mode, std::size_t items) {
+    // The last level comes from hwloc on a CPU device (a driver may report one CCD's L3 of many).
+    static std::uint64_t buffer_bytes_for(const DeviceInfo& info, std::uint64_t last_cache, RunMode mode,
+                                          std::size_t items) {
         const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
         const std::uint64_t base = mode == RunMode::full ? (1ull << 30) : (128ull << 20);
         const std::uint64_t cache_factor = mode == RunMode::full ? 8 : 4;
-        const std::uint64_t wanted = std::max(base, info.global_mem_cache_bytes * cache_factor);
+        const std::uint64_t cache = std::max(last_cache, info.global_mem_cache_bytes);
+        const std::uint64_t wanted = std::max(base, cache * cache_factor);
         return fit_buffer_bytes(info, wanted, 2, granule);
     }
 

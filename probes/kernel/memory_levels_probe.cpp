@@ -12,6 +12,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
+#include "common/device_caches.hpp"
 #include "common/probe_support.hpp"
 #include "core/memory_roofs.hpp"
 #include "core/stop_points.hpp"
@@ -46,44 +47,11 @@ std::size_t pow2_at_most(std::uint64_t n) {
     return p;
 }
 
-struct Capacities {
-    std::vector<CacheCapacity> caches;
-    std::string note;  // where they came from, when not from the topology layer
-};
-
-// CPU devices: hwloc's caches from the topology layer; other devices (or without that layer): the
-// device's global-memory cache as one level.
-Capacities capacities_of(const ProbeContext& ctx, const DeviceInfo& info) {
-    if (info.type == "cpu") {
-        for (const auto& r : ctx.earlier) {
-            if (r.id != "topology.host" || r.status != ProbeStatus::ok || !r.attributes.contains("summary")) continue;
-            if (const auto t = topology_facts_from_json(r.attributes["summary"])) {
-                auto caches = device_cache_capacities(*t, info.compute_units);
-                if (!caches.empty()) return {std::move(caches), ""};
-            }
-        }
-    }
-    // A GPU's global-memory cache is its L2 (the L1s are per compute unit and not reported); a CPU
-    // driver reports one of its levels (PoCL: the last), which without hwloc cannot be named.
-    const char* level = info.type == "cpu" ? "LLC" : "L2";
-    std::vector<CacheCapacity> caches;
-    if (info.global_mem_cache_bytes > 0) caches.push_back({level, info.global_mem_cache_bytes});
-    const std::string what = caches.empty()
-                                 ? "the device reports no global-memory cache, so levels are unnamed"
-                                 : fmt::format("capacity from CL_DEVICE_GLOBAL_MEM_CACHE_SIZE ({}) as one level, {}",
-                                               format_bytes(info.global_mem_cache_bytes), level);
-    if (info.type == "cpu")
-        return {std::move(caches), what +
-                                       ", because the topology layer did not run (or found no caches): the "
-                                       "levels inside it are unknown, and its roof is the fastest plateau below it"};
-    return {std::move(caches), what};
-}
-
 // How the work is cut: one work-group per core on a CPU device (PoCL runs a group on one core, so
 // the slice a group re-reads is that core's working set); a few resident groups per compute unit
 // on other devices, which hide latency with many work-items in flight.
 struct Plan {
-    Capacities capacities;
+    DeviceCaches capacities;
     std::size_t groups = 0;
     std::array<std::size_t, 2> local{};  // per shape
     std::uint64_t stream_bytes = 0;      // each launch reads at least this much
@@ -92,7 +60,7 @@ struct Plan {
 
 Plan plan(const ProbeContext& ctx, const DeviceInfo& info) {
     Plan p;
-    p.capacities = capacities_of(ctx, info);
+    p.capacities = device_caches(ctx.earlier, info);
     const auto& caches = p.capacities.caches;
     const bool cpu = info.type == "cpu";
     const std::size_t units = std::max<std::size_t>(1, info.compute_units);
