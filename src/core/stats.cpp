@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace clprobe {
@@ -23,6 +24,24 @@ double student_t_975(std::size_t dof) {
     }
     const double x0 = 1.0 / 120.0;
     return 1.960 + (1.980 - 1.960) * x / x0;
+}
+
+std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n) {
+    if (n == 0) throw std::invalid_argument("median_interval_ranks: no samples");
+    // B, the number of samples below the median, is Binomial(n, 1/2). [x(j), x(n-1-j)] (sorted,
+    // 0-based) misses the median when B <= j or B >= n - j: probability 2 P(B <= j). Take the
+    // largest j that keeps it at most 5%; j = 0 (the whole range) when even that misses more often
+    // (n <= 5). The pmf in log space, so large n neither underflows nor overflows.
+    const double dn = static_cast<double>(n);
+    std::size_t best = 0;
+    double tail = 0;
+    for (std::size_t j = 0; 2 * j + 1 < n; ++j) {
+        const double dj = static_cast<double>(j);
+        tail += std::exp(std::lgamma(dn + 1) - std::lgamma(dj + 1) - std::lgamma(dn - dj + 1) - dn * std::log(2.0));
+        if (2 * tail > 0.05) break;
+        best = j;
+    }
+    return {best, n - 1 - best};
 }
 
 Summary summarize(std::span<const double> samples) {
@@ -50,12 +69,10 @@ Summary summarize(std::span<const double> samples) {
         for (double s : sorted)
             sq += (s - out.mean) * (s - out.mean);
         out.stddev = std::sqrt(sq / static_cast<double>(out.n - 1));
-        const double half = student_t_975(out.n - 1) * out.stddev / std::sqrt(static_cast<double>(out.n));
-        out.ci95_low = out.mean - half;
-        out.ci95_high = out.mean + half;
-    } else {
-        out.ci95_low = out.ci95_high = out.mean;
     }
+    const auto [low, high] = median_interval_ranks(out.n);
+    out.ci95_low = sorted[low];
+    out.ci95_high = sorted[high];
     out.cv = out.mean != 0 ? out.stddev / std::fabs(out.mean) : 0.0;
     return out;
 }

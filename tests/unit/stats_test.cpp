@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "core/stats.hpp"
@@ -32,8 +33,10 @@ TEST_CASE("summarize: even-sized vector {1,2,3,4}", "[stats]") {
     CHECK(s.mean == Approx(2.5));
     CHECK(s.stddev == Approx(stddev));
     CHECK(s.cv == Approx(stddev / 2.5));
-    CHECK(s.ci95_low == Approx(2.5 - half));
-    CHECK(s.ci95_high == Approx(2.5 + half));
+    (void)half;
+    // n = 4: no pair of order statistics reaches 95%, so the interval is the whole range.
+    CHECK(s.ci95_low == 1);
+    CHECK(s.ci95_high == 4);
 }
 
 TEST_CASE("summarize: two samples use t(1) = 12.706", "[stats]") {
@@ -41,8 +44,10 @@ TEST_CASE("summarize: two samples use t(1) = 12.706", "[stats]") {
     // mean 2, s = sqrt(2), half-width = 12.706 * sqrt(2) / sqrt(2)
     CHECK(s.median == Approx(2));
     CHECK(s.stddev == Approx(std::sqrt(2.0)));
-    CHECK(s.ci95_low == Approx(2 - 12.706));
-    CHECK(s.ci95_high == Approx(2 + 12.706));
+    // The interval of the median stays inside the samples (a Student-t interval of the mean
+    // would run from -10.7 to 14.7).
+    CHECK(s.ci95_low == 1);
+    CHECK(s.ci95_high == 3);
 }
 
 TEST_CASE("summarize: odd-sized vector takes the middle element as median", "[stats]") {
@@ -54,9 +59,8 @@ TEST_CASE("summarize: odd-sized vector takes the middle element as median", "[st
     CHECK(s.max == 100);
     // deviations -30,-20,-10,0,60: squares 900+400+100+0+3600 = 5000, over 4
     CHECK(s.stddev == Approx(std::sqrt(1250.0)));
-    const double half = 2.776 * std::sqrt(1250.0) / std::sqrt(5.0);
-    CHECK(s.ci95_low == Approx(40 - half));
-    CHECK(s.ci95_high == Approx(40 + half));
+    CHECK(s.ci95_low == 10);
+    CHECK(s.ci95_high == 100);
 }
 
 TEST_CASE("summarize: unsorted input gives the same summary as sorted input", "[stats]") {
@@ -157,4 +161,30 @@ TEST_CASE("student_t_975: decreases monotonically towards 1.96", "[stats]") {
 
 TEST_CASE("student_t_975: zero degrees of freedom throws", "[stats]") {
     CHECK_THROWS_AS(student_t_975(0), std::invalid_argument);
+}
+
+TEST_CASE("median interval: binomial order statistics, never outside the samples", "[stats]") {
+    using clprobe::median_interval_ranks;
+    // 2 P(B <= j) <= 5% with B ~ Binomial(n, 1/2): the textbook ranks.
+    CHECK(median_interval_ranks(1) == std::pair<std::size_t, std::size_t>{0, 0});
+    CHECK(median_interval_ranks(5) == std::pair<std::size_t, std::size_t>{0, 4});    // 94%: the whole range
+    CHECK(median_interval_ranks(6) == std::pair<std::size_t, std::size_t>{0, 5});    // 96.9%
+    CHECK(median_interval_ranks(9) == std::pair<std::size_t, std::size_t>{1, 7});    // 96.1%
+    CHECK(median_interval_ranks(20) == std::pair<std::size_t, std::size_t>{5, 14});  // 95.9%
+    // Large n: about n/2 -+ 0.98 sqrt(n), and no underflow of 2^-n.
+    const auto [lo, hi] = median_interval_ranks(1000);
+    CHECK(lo >= 466);
+    CHECK(lo <= 470);
+    CHECK(hi == 999 - lo);
+    CHECK_THROWS(median_interval_ranks(0));
+
+    // A skewed sample: the interval of the median holds the median and stays within the range.
+    std::vector<double> v;
+    for (int i = 1; i <= 20; ++i)
+        v.push_back(i == 20 ? 1000.0 : static_cast<double>(i));
+    const Summary s = summary_of(v);
+    CHECK(s.ci95_low == 6);
+    CHECK(s.ci95_high == 15);
+    CHECK(s.ci95_low <= s.median);
+    CHECK(s.ci95_high >= s.median);
 }
