@@ -50,10 +50,12 @@ struct TraceOptions {
 // trace rules hold the program against. The activity probe runs after it, over its lifetime.
 const std::set<std::string> context_probes = {"system.host", "system.limits", "system.memory_bandwidth",
                                               "topology.host", "topology.device"};
-// kernel.memory_levels gives the cache roofs a kernel whose buffers fit a cache is held against.
-const std::set<std::string> ceiling_probes = {"kernel.build",         "kernel.launch",       "kernel.bandwidth",
-                                              "kernel.memory_levels", "kernel.compute.fp32", "transfer.bandwidth",
-                                              "transfer.latency",     "transfer.overlap"};
+// kernel.memory_levels is not among them: under LeakSanitizer its run in the tracing process made
+// LSan's exit-time tracer crash (reproduced 3 of 3), so the level roofs come from a --baseline
+// report of `clprobe diagnose`, which measures them; without one, kernels meet kernel.peak.bandwidth.
+const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",      "kernel.bandwidth",
+                                              "kernel.compute.fp32", "transfer.bandwidth", "transfer.latency",
+                                              "transfer.overlap"};
 
 ProbeList probes_named(const std::set<std::string>& ids) {
     ProbeList all = make_builtin_probes(), chosen;
