@@ -9,11 +9,14 @@ namespace clprobe {
 namespace {
 
 // Inside a tie band: severity, then the measured factor (a 66x gap stays ahead of a 4x one from
-// run to run, where gains a few points apart swap), then id.
+// run to run, where gains a few points apart swap), then the gain itself (findings without a
+// factor, such as a traced program's shares of its wall time), then id.
 bool severity_factor_id(const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;
     const double fa = a.factor.value_or(0), fb = b.factor.value_or(0);
     if (fa != fb) return fa > fb;
+    const double ga = a.estimated_gain.value_or(0), gb = b.estimated_gain.value_or(0);
+    if (ga != gb) return ga > gb;
     return a.id < b.id;
 }
 

@@ -19,8 +19,8 @@ inline constexpr double gain_tie = 0.10;
 void classify_findings(std::vector<Finding>& findings);
 
 // Orders in place: ranked findings first, by gain, with gains within gain_tie of the first of
-// their group ordered by severity, then factor (larger first), then id; ranks 1..n. Then the notes by severity, factor
-// and id, rank 0. Deterministic for any input order.
+// their group ordered by severity, then factor (larger first), then gain, then id; ranks 1..n. Then the notes by
+// severity, factor and id, rank 0. Deterministic for any input order.
 void rank_findings(std::vector<Finding>& findings);
 
 }  // namespace clprobe

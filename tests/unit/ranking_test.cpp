@@ -235,6 +235,15 @@ TEST_CASE("rank_findings: inside a tie band the larger factor leads, whatever th
     }
 }
 
+TEST_CASE("rank_findings: without factors, the larger gain leads inside a tie band", "[ranking]") {
+    // A traced program: shares of its own wall time, no factor. The planted pattern (36%) must
+    // not fall behind a 30% build time on the id's alphabet.
+    std::vector<Finding> fs{ranked("trace.build.from_source", 0.30, Severity::high),
+                            ranked("trace.transfer.small", 0.36, Severity::high)};
+    rank_findings(fs);
+    CHECK(fs[0].id == "trace.transfer.small");
+}
+
 TEST_CASE("rank_findings: a ranked finding without a gain becomes a note", "[ranking]") {
     Finding f = ranked("hand.edited", 0.5, Severity::high);
     f.estimated_gain.reset();
