@@ -14,6 +14,7 @@
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "core/clock.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_probes.hpp"
@@ -50,10 +51,6 @@ const char* name_of(Variant v) {
 
 constexpr std::array<const char*, 5> stage_names = {"upload", "compute", "download", "host", "sync"};
 using Stages = std::array<double, 5>;  // seconds, in stage_names order
-
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // Host memory the device can copy from directly (pinned, via CL_MEM_ALLOC_HOST_PTR), mapped once.
 struct PinnedHost {

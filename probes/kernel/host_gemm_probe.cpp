@@ -16,6 +16,7 @@
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "core/clock.hpp"
 #include "core/stop_points.hpp"
 #include "kernel/kernel_probes.hpp"
 
@@ -27,10 +28,6 @@ namespace {
 // enough that three fp64 matrices (384 MiB at 4096) fit any host that runs a CPU device.
 constexpr std::int64_t min_order = 1024, max_order = 4096, order_step = 64;
 constexpr int checked_entries = 64;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Values in [-1, 1) from a fixed LCG: reproducible, no special structure for the library to exploit.
 template <typename Real>

@@ -6,15 +6,12 @@
 #include "cl/command_trace.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "core/clock.hpp"
 #include "kernel/kernel_probes.hpp"
 
 namespace clprobe {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 class LaunchLatencyProbe final : public Probe {
   public:

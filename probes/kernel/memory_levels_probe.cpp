@@ -14,6 +14,7 @@
 #include "cl/device_session.hpp"
 #include "common/device_caches.hpp"
 #include "common/probe_support.hpp"
+#include "core/clock.hpp"
 #include "core/memory_roofs.hpp"
 #include "core/stop_points.hpp"
 #include "core/topology_facts.hpp"
@@ -229,10 +230,6 @@ double robust_cv(std::vector<double> samples) {
     std::sort(deviations.begin(), deviations.end());
     const double cv = 1.4826 * deviations[deviations.size() / 2] / median;
     return std::isfinite(cv) ? cv : 0;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 std::string capacities_text(const std::vector<CacheCapacity>& caches) {

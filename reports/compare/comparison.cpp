@@ -8,6 +8,8 @@
 #include <map>
 #include <random>
 
+#include "core/stats.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -21,12 +23,6 @@ std::string pairing_key(const Measurement& m) {
     for (const auto& v : volatile_labels)
         key.erase(v);
     return m.metric + "{" + labels_to_string(key) + "}";
-}
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 struct Keyed {

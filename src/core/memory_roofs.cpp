@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/report.hpp"
+#include "core/stats.hpp"
 #include "core/topology_facts.hpp"
 
 namespace clprobe {
@@ -41,12 +42,6 @@ std::uint64_t last_cache_bytes(const std::vector<CacheCapacity>& caches) {
     for (const auto& c : caches)
         llc = std::max(llc, c.bytes);
     return llc;
-}
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Points [first, last) form a plateau when their spread fits the band around their median.

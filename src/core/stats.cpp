@@ -26,6 +26,13 @@ double student_t_975(std::size_t dof) {
     return 1.960 + (1.980 - 1.960) * x / x0;
 }
 
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n) {
     if (n == 0) throw std::invalid_argument("median_interval_ranks: no samples");
     // B, the number of samples below the median, is Binomial(n, 1/2). [x(j), x(n-1-j)] (sorted,

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <span>
 #include <utility>
+#include <vector>
 
 namespace clprobe {
 
@@ -19,6 +20,9 @@ struct Summary {
 // Throws std::invalid_argument on an empty span or a non-finite sample: a summary of
 // nothing or of NaN would be a number nobody measured.
 Summary summarize(std::span<const double> samples);
+
+// The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
+double median_of(std::vector<double> values);
 
 // The 0-based ranks {j, n-1-j} of the sorted samples that bound the 95% interval of the median.
 std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n);

@@ -1,5 +1,6 @@
 #include "runtime/sampler.hpp"
 
+#include "core/clock.hpp"
 #include "core/stop_points.hpp"
 
 #include <algorithm>
@@ -8,12 +9,6 @@
 #include <stdexcept>
 
 namespace clprobe {
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace
 
 namespace {
 void check(const TimedBatch& t) {
