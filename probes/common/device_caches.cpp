@@ -2,19 +2,10 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
-
 #include "common/probe_support.hpp"
 #include "core/topology_facts.hpp"
 
 namespace clprobe {
-
-std::uint64_t DeviceCaches::last_level_bytes() const {
-    std::uint64_t largest = 0;
-    for (const auto& c : caches)
-        largest = std::max(largest, c.bytes);
-    return largest;
-}
 
 // CPU devices: hwloc's caches from the topology layer; other devices (or without that layer): the
 // device's global-memory cache as one level.

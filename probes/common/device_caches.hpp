@@ -15,9 +15,6 @@ namespace clprobe {
 struct DeviceCaches {
     std::vector<CacheCapacity> caches;  // smallest first
     std::string note;                   // where they came from, when not from the topology layer
-
-    // The largest capacity (the last level); 0 when none is known.
-    std::uint64_t last_level_bytes() const;
 };
 
 DeviceCaches device_caches(const std::vector<ProbeResult>& earlier, const DeviceInfo& info);

@@ -2,19 +2,13 @@
 
 #include <fmt/core.h>
 
-#include "core/memory_roofs.hpp"
-
 namespace clprobe {
 
-std::optional<WorkloadRoof> bandwidth_roof_for(const std::vector<ProbeResult>& earlier,
-                                               std::uint64_t working_set_bytes) {
-    const BandwidthRoofs roofs = bandwidth_roofs_of(earlier);
-    const auto placed = roofs.for_working_set(working_set_bytes);
-    if (!placed) return std::nullopt;
-    return WorkloadRoof{placed->level, placed->gb_per_s, roofs.metric_of(*placed)};
+std::optional<PlacedRoof> bandwidth_roof_for(const std::vector<ProbeResult>& earlier, std::uint64_t working_set_bytes) {
+    return bandwidth_roofs_of(earlier).for_working_set(working_set_bytes);
 }
 
-Measurement fraction_of_roof(std::string metric, Labels labels, const Measurement& rate, const WorkloadRoof& roof) {
+Measurement fraction_of_roof(std::string metric, Labels labels, const Measurement& rate, const PlacedRoof& roof) {
     std::vector<double> fractions;
     fractions.reserve(rate.samples.size());
     for (double s : rate.samples)
@@ -27,7 +21,7 @@ Measurement fraction_of_roof(std::string metric, Labels labels, const Measuremen
 }
 
 RooflinePoint placed_point(std::string label, double intensity, double gflops, std::uint64_t working_set_bytes,
-                           const std::optional<WorkloadRoof>& roof) {
+                           const std::optional<PlacedRoof>& roof) {
     RooflinePoint p;
     p.label = std::move(label);
     p.intensity = intensity;

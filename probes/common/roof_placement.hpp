@@ -8,27 +8,21 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_roofs.hpp"
 #include "core/report.hpp"
 #include "core/roofline_facts.hpp"
 
 namespace clprobe {
 
-struct WorkloadRoof {
-    std::string level;  // "L1", "L2", "L3", "memory"
-    double gb_per_s = 0;
-    std::string metric;  // where the roof comes from, for notes: kernel.roof.bandwidth{level=L3}, ...
-};
-
 // nullopt when this run measured neither the levels nor kernel.peak.bandwidth.
-std::optional<WorkloadRoof> bandwidth_roof_for(const std::vector<ProbeResult>& earlier,
-                                               std::uint64_t working_set_bytes);
+std::optional<PlacedRoof> bandwidth_roof_for(const std::vector<ProbeResult>& earlier, std::uint64_t working_set_bytes);
 
 // Each rate sample (GB/s) as a fraction of the roof: the roofline fraction, with a note naming
 // the roof.
-Measurement fraction_of_roof(std::string metric, Labels labels, const Measurement& rate, const WorkloadRoof& roof);
+Measurement fraction_of_roof(std::string metric, Labels labels, const Measurement& rate, const PlacedRoof& roof);
 
 // A roofline point placed against its level's roof (level and roof left empty without one).
 RooflinePoint placed_point(std::string label, double intensity, double gflops, std::uint64_t working_set_bytes,
-                           const std::optional<WorkloadRoof>& roof);
+                           const std::optional<PlacedRoof>& roof);
 
 }  // namespace clprobe

@@ -89,7 +89,7 @@ class BandwidthProbe final : public Probe {
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
         const std::size_t items = groups * local;
         const std::uint64_t bytes =
-            buffer_bytes_for(info, device_caches(ctx.earlier, info).last_level_bytes(), ctx.options.mode, items);
+            buffer_bytes_for(info, last_cache_bytes(device_caches(ctx.earlier, info).caches), ctx.options.mode, items);
         const std::uint64_t floats = bytes / sizeof(float);
 
         cl::Buffer a = input_buffer(s, bytes);

@@ -185,7 +185,7 @@ RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f) {
     finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
                                     "estimate: sizes of its buffer arguments over its device time",
                                     {{"kernel", worst->name}}));
-    finding.evidence.push_back(fact(roofs.metric_of(*worst_roof), worst_roof->gb_per_s, "GB/s",
+    finding.evidence.push_back(fact(worst_roof->metric, worst_roof->gb_per_s, "GB/s",
                                     "this device's roof for a working set of that size", {}));
     finding.suggestion = fmt::format(
         "Look inside {}: redundant arithmetic or loops that re-read the same data, scalar code where vectors would "

@@ -37,13 +37,6 @@ int level_rank(const std::string& level) {
     return n;
 }
 
-std::uint64_t last_cache_bytes(const std::vector<CacheCapacity>& caches) {
-    std::uint64_t llc = 0;
-    for (const auto& c : caches)
-        llc = std::max(llc, c.bytes);
-    return llc;
-}
-
 // Points [first, last) form a plateau when their spread fits the band around their median.
 bool is_plateau(const std::vector<BandwidthPoint>& c, std::size_t first, std::size_t last, double tolerance,
                 double* spread_ratio) {
@@ -134,6 +127,11 @@ std::vector<std::string> covered_levels(const MemoryRoofFacts& f) {
     return levels;
 }
 
+// A measured plateau as a placed roof, named after its measurement.
+PlacedRoof level_roof(const MemoryRoof& r) {
+    return {r.level, r.gb_per_s, fmt::format("kernel.roof.bandwidth{{level={}}}", r.level)};
+}
+
 // A hand-edited report may hold anything: a count must be a non-negative integer, a rate a
 // finite non-negative number (JSON has no NaN, but a writer may put null in its place).
 template <typename T>
@@ -193,6 +191,13 @@ std::string missing_roofs_note(const MemoryRoofFacts& facts) {
         list);
 }
 
+std::uint64_t last_cache_bytes(const std::vector<CacheCapacity>& caches) {
+    std::uint64_t llc = 0;
+    for (const auto& c : caches)
+        llc = std::max(llc, c.bytes);
+    return llc;
+}
+
 std::vector<CacheCapacity> device_cache_capacities(const TopologyFacts& topology, unsigned compute_units) {
     std::map<unsigned, std::uint64_t> by_level;
     for (const auto& c : topology.caches) {
@@ -229,15 +234,15 @@ std::string level_of(const std::vector<CacheCapacity>& caches, std::uint64_t wor
 std::optional<PlacedRoof> roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
                                    std::optional<double> memory_roof) {
     const std::string level = level_of(facts.caches, working_set_bytes);
-    if (level == memory_level && memory_roof) return PlacedRoof{level, *memory_roof};
+    if (level == memory_level && memory_roof) return PlacedRoof{level, *memory_roof, "kernel.peak.bandwidth"};
     for (const auto& r : facts.roofs)
-        if (r.level == level) return PlacedRoof{r.level, r.gb_per_s};
+        if (r.level == level) return level_roof(r);
     // The nearest faster level that has a roof.
     const MemoryRoof* nearest = nullptr;
     for (const auto& r : facts.roofs)
         if (level_rank(r.level) < level_rank(level) && (!nearest || level_rank(r.level) > level_rank(nearest->level)))
             nearest = &r;
-    if (nearest) return PlacedRoof{nearest->level, nearest->gb_per_s};
+    if (nearest) return level_roof(*nearest);
     return std::nullopt;
 }
 
@@ -293,14 +298,8 @@ std::optional<MemoryRoofFacts> memory_roof_facts_of(const std::vector<ProbeResul
 std::optional<PlacedRoof> BandwidthRoofs::for_working_set(std::uint64_t working_set_bytes) const {
     if (levels)
         if (auto placed = roof_for(*levels, working_set_bytes, memory_gb_per_s)) return placed;
-    if (memory_gb_per_s) return PlacedRoof{memory_level, *memory_gb_per_s};
+    if (memory_gb_per_s) return PlacedRoof{memory_level, *memory_gb_per_s, "kernel.peak.bandwidth"};
     return std::nullopt;
-}
-
-std::string BandwidthRoofs::metric_of(const PlacedRoof& roof) const {
-    if (roof.level == memory_level && memory_gb_per_s && roof.gb_per_s == *memory_gb_per_s)
-        return "kernel.peak.bandwidth";
-    return fmt::format("kernel.roof.bandwidth{{level={}}}", roof.level);
 }
 
 BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results) {

@@ -74,6 +74,9 @@ std::string missing_roofs_note(const MemoryRoofFacts& facts);
 // caches only, each level's size times the instances the device spans. A device of N compute
 // units on a machine of P processing units spans about N/P of each level's instances (at least
 // one): on PoCL the compute units are the cores the process may use.
+// The largest capacity (the last level); 0 when none is known.
+std::uint64_t last_cache_bytes(const std::vector<CacheCapacity>& caches);
+
 std::vector<CacheCapacity> device_cache_capacities(const TopologyFacts& topology, unsigned compute_units);
 
 // Where a working set lives: the smallest cache that holds it; between the last cache and four
@@ -87,6 +90,7 @@ std::string level_of(const std::vector<CacheCapacity>& caches, std::uint64_t wor
 struct PlacedRoof {
     std::string level;
     double gb_per_s = 0;
+    std::string metric;  // where it comes from: kernel.peak.bandwidth or kernel.roof.bandwidth{level=..}
 };
 std::optional<PlacedRoof> roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
                                    std::optional<double> memory_roof = std::nullopt);
@@ -99,8 +103,6 @@ struct BandwidthRoofs {
 
     // The level roof (roof_for) when levels were measured, else the memory roof as "memory".
     std::optional<PlacedRoof> for_working_set(std::uint64_t working_set_bytes) const;
-    // The metric a placed roof comes from: kernel.peak.bandwidth or kernel.roof.bandwidth{level=..}.
-    std::string metric_of(const PlacedRoof& roof) const;
 };
 
 // The roofs among these results (ok probes only).

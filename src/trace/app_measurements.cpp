@@ -55,7 +55,7 @@ void add_kernels(const TraceFacts& f, const std::vector<std::vector<double>>& la
         Measurement roof = single("app.kernel.roofline_fraction", "fraction", labels, gbs / placed->gb_per_s,
                                   TimerKind::device_profiling, true);
         roof.note = fmt::format("app.kernel.bandwidth over the {} roof ({}): its buffers hold {} bytes", placed->level,
-                                roofs.metric_of(*placed), working_set);
+                                placed->metric, working_set);
         out.push_back(std::move(roof));
     }
 }

@@ -68,7 +68,7 @@ TEST_CASE("roof placement: without the level sweep the memory roof bounds everyt
 }
 
 TEST_CASE("roof placement: fractions and points name the roof they were held against", "[roofline][placement]") {
-    const WorkloadRoof roof{"L3", 60, "kernel.roof.bandwidth{level=L3}"};
+    const PlacedRoof roof{"L3", 60, "kernel.roof.bandwidth{level=L3}"};
     const Measurement rate = make_measurement("x.bandwidth", "GB/s", {}, {30, 45, 60}, TimerKind::device_profiling);
     const Measurement f = fraction_of_roof("x.peak_fraction", {{"v", "1"}}, rate, roof);
     CHECK(f.samples == std::vector<double>{0.5, 0.75, 1.0});
