@@ -14,15 +14,6 @@ Measurement derived(std::string metric, std::string unit, Labels labels, double 
                             higher_is_better);
 }
 
-Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak) {
-    std::vector<double> fractions;
-    for (double s : rate.samples)
-        fractions.push_back(s / peak);
-    Measurement m = make_measurement(std::move(metric), "fraction", std::move(labels), fractions, rate.timer);
-    m.iterations_per_sample = rate.iterations_per_sample;
-    return m;
-}
-
 std::optional<MemoryLimits> memory_limits(const DeviceInfo& info) {
     if (!info.global_mem_bytes || !info.max_alloc_bytes) return std::nullopt;
     return MemoryLimits{info.global_mem_bytes, info.max_alloc_bytes};

@@ -19,9 +19,6 @@ std::optional<double> earlier_median(const ProbeContext& ctx, const std::string&
 // relative error, bytes): one sample, no timer.
 Measurement derived(std::string metric, std::string unit, Labels labels, double value, bool higher_is_better);
 
-// Each rate sample as a fraction of a ceiling's median (the roofline fraction).
-Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak);
-
 // The device's global memory and largest allocation; nullopt when it reports either as 0.
 std::optional<MemoryLimits> memory_limits(const DeviceInfo& info);
 

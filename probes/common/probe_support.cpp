@@ -16,6 +16,15 @@ const Measurement* best_by_median(const std::vector<Measurement>& measurements, 
     return best_median(candidates);
 }
 
+Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak) {
+    std::vector<double> fractions;
+    for (double s : rate.samples)
+        fractions.push_back(s / peak);
+    Measurement m = make_measurement(std::move(metric), "fraction", std::move(labels), fractions, rate.timer);
+    m.iterations_per_sample = rate.iterations_per_sample;
+    return m;
+}
+
 Measurement headline_from(const Measurement& best, std::string metric, std::size_t variant_count) {
     Measurement h = best;
     h.metric = std::move(metric);

@@ -18,6 +18,9 @@ const Measurement* best_by_median(const std::vector<Measurement>& measurements, 
 // best variant differs still line up in `compare`), noting which variant it came from.
 Measurement headline_from(const Measurement& best, std::string metric, std::size_t variant_count);
 
+// Each rate sample as a fraction of a ceiling's median (the roofline fraction).
+Measurement fraction_of_peak(std::string metric, Labels labels, const Measurement& rate, double peak);
+
 // Largest buffer size <= wanted that the device and host can hold `buffers` times over, rounded
 // down to a multiple of `granule` bytes. Throws ProbeUnsupported when not even one granule fits.
 std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, int buffers, std::uint64_t granule);

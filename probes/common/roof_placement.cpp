@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "common/probe_support.hpp"
+
 namespace clprobe {
 
 std::optional<PlacedRoof> bandwidth_roof_for(const std::vector<ProbeResult>& earlier, std::uint64_t working_set_bytes) {
@@ -9,12 +11,7 @@ std::optional<PlacedRoof> bandwidth_roof_for(const std::vector<ProbeResult>& ear
 }
 
 Measurement fraction_of_roof(std::string metric, Labels labels, const Measurement& rate, const PlacedRoof& roof) {
-    std::vector<double> fractions;
-    fractions.reserve(rate.samples.size());
-    for (double s : rate.samples)
-        fractions.push_back(s / roof.gb_per_s);
-    Measurement m = make_measurement(std::move(metric), "fraction", std::move(labels), fractions, rate.timer);
-    m.iterations_per_sample = rate.iterations_per_sample;
+    Measurement m = fraction_of_peak(std::move(metric), std::move(labels), rate, roof.gb_per_s);
     m.note = fmt::format("effective bandwidth / the {} roof ({}, {:.4g} GB/s) of this run", roof.level, roof.metric,
                          roof.gb_per_s);
     return m;
