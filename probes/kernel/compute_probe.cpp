@@ -101,7 +101,7 @@ class ComputeProbe final : public Probe {
     std::string id() const override { return std::string("kernel.compute.") + traits_.name; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return std::string("Arithmetic ceiling (") + traits_.name + " FMA)"; }
-    // 8 shapes, best-of-2 samples for the three that can set the ceiling.
+    // 6 shapes (8 with --full), best-of-2 samples for the three that can set the ceiling.
     double expected_seconds(RunMode mode) const override { return 2.5 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
