@@ -264,6 +264,31 @@ void enqueue_unfused(cl::CommandQueue& q, UnfusedKernels& u, const DeviceTensors
     events.push_back(e3);
 }
 
+void enqueue_decode(cl::CommandQueue& q, DecodeLaunch& l, std::uint32_t splits, std::vector<cl::Event>& events) {
+    cl::Kernel& k = l.decode;
+    k.setArg(0, l.query);
+    k.setArg(1, l.k);
+    k.setArg(2, l.v);
+    k.setArg(3, l.kscale);
+    k.setArg(4, l.vscale);
+    k.setArg(5, l.out);
+    k.setArg(6, l.partial);
+    k.setArg(7, static_cast<cl_uint>(l.kv_len));
+    k.setArg(8, static_cast<cl_uint>((l.kv_len + splits - 1) / splits));  // keys per work-group
+    k.setArg(9, static_cast<cl_float>(l.scale));
+    k.setArg(10, cl::Local(decode_local_bytes(l.work_group, l.head_dim)));
+    cl::Event e;
+    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(l.work_group * splits, l.heads), cl::NDRange(l.work_group, 1),
+                           nullptr, &e);
+    events.push_back(e);
+    if (splits == 1) return;
+    l.merge.setArg(0, l.partial);
+    l.merge.setArg(1, l.out);
+    l.merge.setArg(2, static_cast<cl_uint>(splits));
+    q.enqueueNDRangeKernel(l.merge, cl::NullRange, cl::NDRange(l.head_dim, l.heads), cl::NullRange, nullptr, &e);
+    events.push_back(e);
+}
+
 TimedBatch time_steps(cl::CommandQueue& q, bool profiling, std::int64_t iterations,
                       const std::function<void(std::vector<cl::Event>&)>& enqueue, std::string_view label) {
     std::vector<cl::Event> events;

@@ -97,6 +97,18 @@ inline std::size_t decode_local_bytes(std::size_t work_group, std::uint32_t head
     return work_group * (head_dim + 3) * sizeof(float);
 }
 
+// One decode launch: each sequence-head's query against its KV cache, in `splits` work-groups
+// per head; with more than one, attn_decode_merge folds the partial results (in `partial`) into
+// `out`. The decode and step probes both enqueue it, so the kernel's argument order lives here.
+struct DecodeLaunch {
+    cl::Kernel decode, merge;
+    cl::Buffer query, k, v, kscale, vscale, out, partial;
+    std::uint32_t kv_len = 0, head_dim = 0, heads = 0;
+    std::size_t work_group = 1;
+    float scale = 0;  // 1 / sqrt(head_dim)
+};
+void enqueue_decode(cl::CommandQueue& q, DecodeLaunch& launch, std::uint32_t splits, std::vector<cl::Event>& events);
+
 // The unfused path on a uniform problem: scores to global memory, softmax, PV.
 struct UnfusedKernels {
     cl::Kernel scores, softmax, pv;

@@ -24,6 +24,15 @@ constexpr double fp32_tolerance = 1e-4;
 // Four buckets: enough to cut most padding of a log-uniform mix, few enough launches to fill a device.
 constexpr std::size_t bucket_count = 4;
 
+// Sequence-heads of request r are r*heads .. r*heads + heads - 1 in both layouts.
+std::vector<std::uint32_t> heads_of_requests(const std::vector<std::size_t>& requests, std::uint32_t heads) {
+    std::vector<std::uint32_t> members;
+    for (std::size_t r : requests)
+        for (std::uint32_t h = 0; h < heads; ++h)
+            members.push_back(static_cast<std::uint32_t>(r * heads + h));
+    return members;
+}
+
 class BatchingProbe final : public Probe {
   public:
     std::string id() const override { return "attention.batching"; }
@@ -48,14 +57,7 @@ class BatchingProbe final : public Probe {
         const FusedTile tile = tiles.front();
         const DeviceTensors tpad = upload(s, padded), tpack = upload(s, packed);
 
-        // Sequence-heads of request r are r*heads .. r*heads + heads - 1 in both layouts.
-        auto heads_of = [&](const std::vector<std::size_t>& requests) {
-            std::vector<std::uint32_t> members;
-            for (std::size_t r : requests)
-                for (std::uint32_t h = 0; h < c.heads; ++h)
-                    members.push_back(static_cast<std::uint32_t>(r * c.heads + h));
-            return members;
-        };
+        auto heads_of = [&](const std::vector<std::size_t>& requests) { return heads_of_requests(requests, c.heads); };
         std::vector<std::size_t> everyone(lengths.size());
         std::iota(everyone.begin(), everyone.end(), std::size_t{0});
         const auto buckets = length_buckets(lengths, bucket_count);

@@ -100,29 +100,12 @@ class DecodeProbe final : public Probe {
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
-        const DeviceInfo& info = s.info();
-        cl::CommandQueue& q = s.queue();
         const AttentionConfig c = config_for(ctx.options);
-        const std::uint32_t d = c.head_dim, bh = c.batch * c.heads;
-        const std::size_t group = kv_group_for(d);
         const bool fp16 = precisions_.front() == KvPrecision::fp16;
-        const cl::Program& program = fp16 ? fp16_program(s, d) : attention_program(s, d);
-        if (fp16) out.attributes["fp16_advertised"] = info.fp16;
-
-        const std::size_t wg = pow2_at_most(std::clamp<std::uint64_t>(info.max_work_group_size, 1, 64));
-        const std::size_t local_bytes = decode_local_bytes(wg, d);
-        if (info.local_mem_bytes && local_bytes > info.local_mem_bytes)
-            throw ProbeUnsupported("the decode merge does not fit local memory");
-        const std::vector<float> query = random_values(std::size_t{bh} * d, 11);
-        cl::Buffer qbuf = make_buffer(s.context(), CL_MEM_READ_ONLY, query.size() * 4);
-        q.enqueueWriteBuffer(qbuf, CL_TRUE, 0, query.size() * 4, query.data());
-        cl::Buffer obuf = make_buffer(s.context(), CL_MEM_READ_WRITE, query.size() * 4);
-        // The merge is precision-independent and lives in the fp32 program.
-        cl::Kernel merge_kernel(attention_program(s, d), "attn_decode_merge");
-
+        if (fp16) out.attributes["fp16_advertised"] = s.info().fp16;
+        const DecodeSetup setup = prepare(s, c, fp16);
         const SamplerConfig config = sampler_for(ctx.options.mode);
-        const bool any_roof = bandwidth_roof_for(ctx.earlier, 0).has_value();
-        const std::vector<std::uint32_t> kv_lens = lengths(ctx, c, info);
+        const std::vector<std::uint32_t> kv_lens = lengths(ctx, c, s.info());
         out.attributes["kv_lens"] = kv_lens;
         // The length added for the memory roof measures fp32 only: the precisions compare at the
         // configured lengths, and a second cache of that size would double the probe's time.
@@ -132,116 +115,147 @@ class DecodeProbe final : public Probe {
             std::vector<KvPrecision> precisions = precisions_;
             if (kv_len == roof_len) std::erase_if(precisions, [](KvPrecision p) { return p != KvPrecision::fp32; });
             if (precisions.empty()) continue;
-            const std::size_t elems = std::size_t{bh} * kv_len * d;
-            const std::uint64_t wanted = elems * sizeof(float);
             // Enough groups to fill the device: a few per compute unit, each at least 256 keys.
-            const std::uint32_t splits = decode_splits(info.compute_units, bh, kv_len);
+            const std::uint32_t splits = decode_splits(s.info().compute_units, setup.bh, kv_len);
             for (KvPrecision pr : precisions)
                 add_footprint(out,
                               {{"variant", "decode"},
                                {"precision", to_string(pr)},
                                {"kv_len", std::to_string(kv_len)},
-                               {"head_dim", std::to_string(d)}},
-                              decode_footprint(bh, kv_len, d, splits, pr));
-            if (fit_buffer_bytes(info, wanted, 4, 1) < wanted) {
+                               {"head_dim", std::to_string(setup.d)}},
+                              decode_footprint(setup.bh, kv_len, setup.d, splits, pr));
+            const std::uint64_t wanted = std::uint64_t{setup.bh} * kv_len * setup.d * sizeof(float);
+            if (fit_buffer_bytes(s.info(), wanted, 4, 1) < wanted) {
                 out.attributes["skipped_kv_lens"].push_back(kv_len);
                 continue;
             }
-            const std::vector<float> k = random_values(elems, 12 + kv_len), v = random_values(elems, 13 + kv_len);
-            std::vector<double> want(std::size_t{bh} * d);
-            for (std::uint32_t h = 0; h < bh; ++h)
-                reference_row(&query[std::size_t{h} * d], &k[std::size_t{h} * kv_len * d],
-                              &v[std::size_t{h} * kv_len * d], kv_len, d, 1.0 / std::sqrt(double(d)),
-                              &want[std::size_t{h} * d]);
-
-            cl::Buffer part =
-                make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{bh} * splits * decode_partial_floats(d) * 4);
-
-            InterleavedSampler sampler(config);
-            struct Run {
-                KvPrecision precision;
-                std::uint32_t splits;
-                double bytes, error;
-            };
-            std::vector<Run> runs;
-            std::vector<DeviceCache> caches;
-            caches.reserve(precisions.size());
-            for (KvPrecision pr : precisions) {
-                const PrecisionTraits tr = traits_of(pr);
-                caches.push_back(make_cache(s, pr, k, v, group));
-                const DeviceCache& cache = caches.back();
-                cl::Kernel kernel(program, tr.kernel);
-                for (std::uint32_t n : {1u, splits}) {
-                    const cl_uint chunk = (kv_len + n - 1) / n;
-                    auto enqueue = [&, kernel, n, chunk](std::vector<cl::Event>& ev) mutable {
-                        kernel.setArg(0, qbuf);
-                        kernel.setArg(1, cache.k);
-                        kernel.setArg(2, cache.v);
-                        kernel.setArg(3, cache.kscale);
-                        kernel.setArg(4, cache.vscale);
-                        kernel.setArg(5, obuf);
-                        kernel.setArg(6, part);
-                        kernel.setArg(7, static_cast<cl_uint>(kv_len));
-                        kernel.setArg(8, chunk);
-                        kernel.setArg(9, static_cast<cl_float>(1.0 / std::sqrt(double(d))));
-                        kernel.setArg(10, cl::Local(local_bytes));
-                        cl::Event e;
-                        q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(wg * n, bh), cl::NDRange(wg, 1),
-                                               nullptr, &e);
-                        ev.push_back(e);
-                        if (n > 1) {
-                            merge_kernel.setArg(0, part);
-                            merge_kernel.setArg(1, obuf);
-                            merge_kernel.setArg(2, static_cast<cl_uint>(n));
-                            q.enqueueNDRangeKernel(merge_kernel, cl::NullRange, cl::NDRange(d, bh), cl::NullRange,
-                                                   nullptr, &e);
-                            ev.push_back(e);
-                        }
-                    };
-                    q.enqueueFillBuffer(obuf, 0.0f, 0, query.size() * 4);
-                    const std::string label = fmt::format("attention decode {} x{}", tr.name, n);
-                    sampler.add([&, enqueue, label](std::int64_t iters) {
-                        return time_steps(q, s.profiling(), iters, enqueue, label);
-                    });
-                    runs.push_back({pr, n, cache.bytes + 2.0 * query.size() * 4, check(q, obuf, want, d, tr, n)});
-                }
-            }
-            const std::vector<SampleSet> sets = sampler.run();
-            for (std::size_t i = 0; i < sets.size(); ++i) {
-                const Run& r = runs[i];
-                const char* precision = traits_of(r.precision).name;
-                Labels labels{{"precision", precision},
-                              {"split", r.splits == 1 ? "single" : "split"},
-                              {"splits", std::to_string(r.splits)},
-                              {"kv_len", std::to_string(kv_len)},
-                              {"head_dim", std::to_string(d)}};
-                out.measurements.push_back(time_measurement("attention.decode.time", labels, sets[i]));
-                Measurement bw = make_measurement("attention.decode.bandwidth", "GB/s", labels,
-                                                  to_rates(sets[i], r.bytes, 1e-9), sets[i].timer);
-                bw.iterations_per_sample = sets[i].iterations;
-                // The cache, query and output are the whole working set: it decides the level.
-                const auto roof = bandwidth_roof_for(ctx.earlier, static_cast<std::uint64_t>(r.bytes));
-                if (roof)
-                    out.measurements.push_back(fraction_of_roof("attention.decode.peak_fraction", labels, bw, *roof));
-                const double flops = 4.0 * bh * kv_len * d;
-                add_roofline_point(
-                    out,
-                    placed_point(fmt::format("decode {} {} L={}", precision, labels["split"], kv_len), flops / r.bytes,
-                                 bw.summary.median * flops / r.bytes, static_cast<std::uint64_t>(r.bytes), roof));
-                out.measurements.push_back(std::move(bw));
-                out.measurements.push_back(derived("attention.decode.error", "relative", labels, r.error, false));
-            }
+            const std::vector<Run> runs = measure_length(s, setup, config, kv_len, splits, precisions);
+            for (const Run& r : runs)
+                record(ctx, out, r, kv_len, setup);
         }
-        if (!any_roof)
+        if (!bandwidth_roof_for(ctx.earlier, 0))
             out.attributes["peak_fraction_missing"] =
                 "neither kernel.memory_levels nor kernel.peak.bandwidth was measured earlier in this run";
-        out.attributes["work_group_size"] = wg;
-        out.attributes["int8_group"] = group;
+        out.attributes["work_group_size"] = setup.work_group;
+        out.attributes["int8_group"] = setup.group;
         out.attributes["bytes_counted"] = "K and V cache (and int8 scales) plus query and output, per decode step";
         out.attributes["sampling"] = sampling_note(config);
     }
 
   private:
+    // What every KV length shares: the program, the query, the output and the merge kernel.
+    struct DecodeSetup {
+        const cl::Program* program = nullptr;
+        std::uint32_t d = 0, bh = 0;  // head dimension, sequence-heads
+        std::size_t group = 0, work_group = 1;
+        std::vector<float> query;
+        cl::Buffer qbuf, obuf;
+        cl::Kernel merge;
+    };
+
+    // One timed variant of one KV length, with its verified error.
+    struct Run {
+        KvPrecision precision;
+        std::uint32_t splits;
+        double bytes, error;
+        SampleSet set;
+    };
+
+    static DecodeSetup prepare(DeviceSession& s, const AttentionConfig& c, bool fp16) {
+        const DeviceInfo& info = s.info();
+        DecodeSetup u;
+        u.d = c.head_dim;
+        u.bh = c.batch * c.heads;
+        u.group = kv_group_for(u.d);
+        u.program = fp16 ? &fp16_program(s, u.d) : &attention_program(s, u.d);
+        u.work_group = pow2_at_most(std::clamp<std::uint64_t>(info.max_work_group_size, 1, 64));
+        if (info.local_mem_bytes && decode_local_bytes(u.work_group, u.d) > info.local_mem_bytes)
+            throw ProbeUnsupported("the decode merge does not fit local memory");
+        u.query = random_values(std::size_t{u.bh} * u.d, 11);
+        u.qbuf = make_buffer(s.context(), CL_MEM_READ_ONLY, u.query.size() * 4);
+        s.queue().enqueueWriteBuffer(u.qbuf, CL_TRUE, 0, u.query.size() * 4, u.query.data());
+        u.obuf = make_buffer(s.context(), CL_MEM_READ_WRITE, u.query.size() * 4);
+        // The merge is precision-independent and lives in the fp32 program.
+        u.merge = cl::Kernel(attention_program(s, u.d), "attn_decode_merge");
+        return u;
+    }
+
+    // Every precision at one KV length, with one work-group per head and split: each checked
+    // against the double-precision reference, then all sampled interleaved.
+    static std::vector<Run> measure_length(DeviceSession& s, const DecodeSetup& u, const SamplerConfig& config,
+                                           std::uint32_t kv_len, std::uint32_t splits,
+                                           const std::vector<KvPrecision>& precisions) {
+        cl::CommandQueue& q = s.queue();
+        const std::size_t elems = std::size_t{u.bh} * kv_len * u.d;
+        const std::vector<float> k = random_values(elems, 12 + kv_len), v = random_values(elems, 13 + kv_len);
+        std::vector<double> want(std::size_t{u.bh} * u.d);
+        for (std::uint32_t h = 0; h < u.bh; ++h)
+            reference_row(&u.query[std::size_t{h} * u.d], &k[std::size_t{h} * kv_len * u.d],
+                          &v[std::size_t{h} * kv_len * u.d], kv_len, u.d, 1.0 / std::sqrt(double(u.d)),
+                          &want[std::size_t{h} * u.d]);
+        cl::Buffer part =
+            make_buffer(s.context(), CL_MEM_READ_WRITE, std::size_t{u.bh} * splits * decode_partial_floats(u.d) * 4);
+        InterleavedSampler sampler(config);
+        std::vector<Run> runs;
+        for (KvPrecision pr : precisions) {
+            const PrecisionTraits tr = traits_of(pr);
+            const DeviceCache cache = make_cache(s, pr, k, v, u.group);
+            DecodeLaunch launch{cl::Kernel(*u.program, tr.kernel),
+                                u.merge,
+                                u.qbuf,
+                                cache.k,
+                                cache.v,
+                                cache.kscale,
+                                cache.vscale,
+                                u.obuf,
+                                part,
+                                kv_len,
+                                u.d,
+                                u.bh,
+                                u.work_group,
+                                static_cast<float>(1.0 / std::sqrt(double(u.d)))};
+            for (std::uint32_t n : {1u, splits}) {
+                q.enqueueFillBuffer(u.obuf, 0.0f, 0, u.query.size() * 4);
+                const std::string label = fmt::format("attention decode {} x{}", tr.name, n);
+                sampler.add([&s, launch, n, label](std::int64_t iters) mutable {
+                    return time_steps(
+                        s.queue(), s.profiling(), iters,
+                        [&](std::vector<cl::Event>& ev) { enqueue_decode(s.queue(), launch, n, ev); }, label);
+                });
+                const double bytes = cache.bytes + 2.0 * u.query.size() * 4;
+                runs.push_back({pr, n, bytes, check(q, u.obuf, want, u.d, tr, n), {}});
+            }
+        }
+        std::vector<SampleSet> sets = sampler.run();
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            runs[i].set = std::move(sets[i]);
+        return runs;
+    }
+
+    // The run's time, bandwidth, error and its place against the roof of the level its working
+    // set (cache, query and output) lives in.
+    static void record(const ProbeContext& ctx, ProbeResult& out, const Run& r, std::uint32_t kv_len,
+                       const DecodeSetup& u) {
+        const char* precision = traits_of(r.precision).name;
+        Labels labels{{"precision", precision},
+                      {"split", r.splits == 1 ? "single" : "split"},
+                      {"splits", std::to_string(r.splits)},
+                      {"kv_len", std::to_string(kv_len)},
+                      {"head_dim", std::to_string(u.d)}};
+        out.measurements.push_back(time_measurement("attention.decode.time", labels, r.set));
+        Measurement bw =
+            make_measurement("attention.decode.bandwidth", "GB/s", labels, to_rates(r.set, r.bytes, 1e-9), r.set.timer);
+        bw.iterations_per_sample = r.set.iterations;
+        const auto roof = bandwidth_roof_for(ctx.earlier, static_cast<std::uint64_t>(r.bytes));
+        if (roof) out.measurements.push_back(fraction_of_roof("attention.decode.peak_fraction", labels, bw, *roof));
+        const double flops = 4.0 * u.bh * kv_len * u.d;
+        add_roofline_point(
+            out, placed_point(fmt::format("decode {} {} L={}", precision, labels["split"], kv_len), flops / r.bytes,
+                              bw.summary.median * flops / r.bytes, static_cast<std::uint64_t>(r.bytes), roof));
+        out.measurements.push_back(std::move(bw));
+        out.measurements.push_back(derived("attention.decode.error", "relative", labels, r.error, false));
+    }
+
     // The configured lengths, plus one whose cache is four times the last-level cache when none is
     // (unless the user chose the length): "decode at X% of memory bandwidth" must mean memory.
     static std::vector<std::uint32_t> lengths(const ProbeContext& ctx, const AttentionConfig& c,
@@ -258,7 +272,7 @@ class DecodeProbe final : public Probe {
     }
 
     // Compares every head's output with the fp32-input reference; returns the worst error.
-    static double check(cl::CommandQueue& q, cl::Buffer& o, const std::vector<double>& want, std::uint32_t d,
+    static double check(cl::CommandQueue& q, const cl::Buffer& o, const std::vector<double>& want, std::uint32_t d,
                         const PrecisionTraits& tr, std::uint32_t splits) {
         std::vector<float> got(want.size());
         q.enqueueReadBuffer(o, CL_TRUE, 0, got.size() * 4, got.data());

@@ -27,6 +27,7 @@ struct Variant {
     std::string name;  // unfused, fused
     std::string tile;  // "none" for unfused
     double bytes = 0;  // global-memory traffic per run, for the roofline
+    double error = 0;  // verified relative error against the reference
 };
 
 // The device memory of each path at this shape (what the probe allocates for it), and the
@@ -90,7 +91,6 @@ class PrefillProbe final : public Probe {
         const SamplerConfig config = sampler_for(ctx.options.mode);
         InterleavedSampler sampler(config);
         std::vector<Variant> variants;
-        std::vector<double> errors;
 
         // The baseline first: unfused, when its score matrix fits the device.
         const double score_bytes = static_cast<double>(p.heads()) * c.seq * c.seq * sizeof(float);
@@ -102,8 +102,8 @@ class PrefillProbe final : public Probe {
                     q, s.profiling(), n, [&](auto& ev) { enqueue_unfused(q, *unfused, t, p, ev); },
                     "attention unfused");
             });
-            errors.push_back(verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "unfused prefill"));
-            variants.push_back({"unfused", "none", 4.0 * tensor_bytes + score_matrix_traffic(p)});
+            variants.push_back({"unfused", "none", 4.0 * tensor_bytes + score_matrix_traffic(p),
+                                verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "unfused prefill")});
         } else {
             out.attributes["unfused_skipped"] =
                 fmt::format("its score matrix ({}) does not fit the device", format_bytes(score_bytes));
@@ -119,32 +119,13 @@ class PrefillProbe final : public Probe {
                     q, s.profiling(), n, [&] { return enqueue_fused(q, fused, t, heads, p, tile); },
                     "attention fused " + tile.label());
             });
-            errors.push_back(
-                verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "fused prefill, tile " + tile.label()));
-            variants.push_back({"fused", tile.label(), 4.0 * tensor_bytes});
+            variants.push_back(
+                {"fused", tile.label(), 4.0 * tensor_bytes,
+                 verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "fused prefill, tile " + tile.label())});
         }
         if (variants.empty()) throw ProbeUnsupported("no fused tile fits the device's local memory");
 
-        const std::vector<SampleSet> sets = sampler.run();
-        const std::optional<double> peak = earlier_median(ctx, "kernel.peak.fp32");
-        const double flops = p.flops();
-        for (std::size_t i = 0; i < sets.size(); ++i) {
-            Labels labels = prefill_labels(c, c.seq);
-            labels["variant"] = variants[i].name;
-            labels["tile"] = variants[i].tile;
-            out.measurements.push_back(time_measurement("attention.prefill.time", labels, sets[i]));
-            Measurement rate = make_measurement("attention.prefill.gflops", "GFLOP/s", labels,
-                                                to_rates(sets[i], flops, 1e-9), sets[i].timer);
-            rate.iterations_per_sample = sets[i].iterations;
-            if (peak)
-                out.measurements.push_back(fraction_of_peak("attention.prefill.peak_fraction", labels, rate, *peak));
-            const auto working_set = static_cast<std::uint64_t>(variants[i].bytes);
-            add_roofline_point(out, placed_point(fmt::format("attention {} {}", variants[i].name, variants[i].tile),
-                                                 flops / variants[i].bytes, rate.summary.median, working_set,
-                                                 bandwidth_roof_for(ctx.earlier, working_set)));
-            out.measurements.push_back(std::move(rate));
-            out.measurements.push_back(derived("attention.prefill.error", "relative", labels, errors[i], false));
-        }
+        const bool peak = record_variants(ctx, out, c, p.flops(), variants, sampler.run());
         if (unfused) {
             Labels labels = prefill_labels(c, c.seq);
             labels["variant"] = "unfused";
@@ -157,6 +138,33 @@ class PrefillProbe final : public Probe {
             {"batch", c.batch}, {"heads", c.heads}, {"seq", c.seq}, {"head_dim", c.head_dim}, {"causal", c.causal}};
         out.attributes["flops_counted"] = "4 * head_dim per query-key pair (QK^T and PV multiply-adds)";
         out.attributes["sampling"] = sampling_note(config);
+    }
+
+  private:
+    // Time, rate, error and roofline point of each variant; the fraction of the fp32 peak when
+    // kernel.peak.fp32 ran earlier (returns whether it did).
+    static bool record_variants(const ProbeContext& ctx, ProbeResult& out, const AttentionConfig& c, double flops,
+                                const std::vector<Variant>& variants, const std::vector<SampleSet>& sets) {
+        const std::optional<double> peak = earlier_median(ctx, "kernel.peak.fp32");
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            const Variant& v = variants[i];
+            Labels labels = prefill_labels(c, c.seq);
+            labels["variant"] = v.name;
+            labels["tile"] = v.tile;
+            out.measurements.push_back(time_measurement("attention.prefill.time", labels, sets[i]));
+            Measurement rate = make_measurement("attention.prefill.gflops", "GFLOP/s", labels,
+                                                to_rates(sets[i], flops, 1e-9), sets[i].timer);
+            rate.iterations_per_sample = sets[i].iterations;
+            if (peak)
+                out.measurements.push_back(fraction_of_peak("attention.prefill.peak_fraction", labels, rate, *peak));
+            const auto working_set = static_cast<std::uint64_t>(v.bytes);
+            add_roofline_point(
+                out, placed_point(fmt::format("attention {} {}", v.name, v.tile), flops / v.bytes, rate.summary.median,
+                                  working_set, bandwidth_roof_for(ctx.earlier, working_set)));
+            out.measurements.push_back(std::move(rate));
+            out.measurements.push_back(derived("attention.prefill.error", "relative", labels, v.error, false));
+        }
+        return peak.has_value();
     }
 };
 

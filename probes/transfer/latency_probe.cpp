@@ -22,6 +22,76 @@ using namespace transfer;
 constexpr std::size_t small_bytes = 64;
 constexpr std::uint32_t seed = 7;
 
+// One metric of the sampler's variants, in the order they were added.
+struct Row {
+    std::string metric;
+    Labels labels;
+};
+
+// Latency: a blocking small transfer as the user waits for it (host clock).
+BatchFunction blocking_transfers(cl::CommandQueue& q, cl::Buffer& device, std::uint32_t* host, bool h2d) {
+    return [&q, &device, host, h2d](std::int64_t n) {
+        const double t = host_seconds([&] {
+            for (std::int64_t i = 0; i < n; ++i) {
+                if (i % 64 == 0) check_stop();
+                if (h2d)
+                    q.enqueueWriteBuffer(device, CL_TRUE, 0, small_bytes, host);
+                else
+                    q.enqueueReadBuffer(device, CL_TRUE, 0, small_bytes, host);
+            }
+        });
+        return TimedBatch{t, TimerKind::host_steady_clock};
+    };
+}
+
+// Enqueue overhead: host time of blocking transfers minus what the device spent on them.
+BatchFunction enqueue_overhead(cl::CommandQueue& q, cl::Buffer& device, std::uint32_t* host) {
+    return [&q, &device, host](std::int64_t n) {
+        std::vector<cl::Event> events(static_cast<std::size_t>(n));
+        const double host_time = host_seconds([&] {
+            for (std::int64_t i = 0; i < n; ++i) {
+                if (i % 64 == 0) check_stop();
+                q.enqueueWriteBuffer(device, CL_TRUE, 0, small_bytes, host, nullptr,
+                                     &events[static_cast<std::size_t>(i)]);
+            }
+        });
+        double device_time = 0;
+        for (const auto& e : events)
+            device_time += command_seconds(e);
+        // Never zero or negative: a driver whose timestamps cover the whole call leaves no
+        // measurable overhead, which the floor of 1 ns per transfer reports as such.
+        return TimedBatch{std::max(host_time - device_time, 1e-9 * static_cast<double>(n)),
+                          TimerKind::host_steady_clock};
+    };
+}
+
+// A clFinish with nothing pending: the floor cost of every synchronisation.
+BatchFunction idle_finishes(cl::CommandQueue& q) {
+    return [&q](std::int64_t n) {
+        const double t = host_seconds([&] {
+            for (std::int64_t i = 0; i < n; ++i) {
+                if (i % 64 == 0) check_stop();
+                cl_check(clFinish(q()), "clFinish");
+            }
+        });
+        return TimedBatch{t, TimerKind::host_steady_clock};
+    };
+}
+
+// Every row in microseconds, then the best path per direction as the headline latency.
+void record(ProbeResult& out, const std::vector<Row>& rows, const std::vector<SampleSet>& sets) {
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+        Measurement m =
+            make_measurement(rows[i].metric, "us", rows[i].labels, to_times(sets[i], 1e6), sets[i].timer, false);
+        m.iterations_per_sample = sets[i].iterations;
+        out.measurements.push_back(std::move(m));
+    }
+    for (const char* metric : {"transfer.h2d.latency", "transfer.d2h.latency"}) {
+        const Measurement* best = best_by_median(out.measurements, metric);
+        if (best) out.measurements.push_back(headline_from(*best, metric, 2));
+    }
+}
+
 class LatencyProbe final : public Probe {
   public:
     std::string id() const override { return "transfer.latency"; }
@@ -47,13 +117,7 @@ class LatencyProbe final : public Probe {
         SamplerConfig config = sampler_for(ctx.options.mode);
         config.target_seconds = ctx.options.mode == RunMode::quick ? 0.003 : 0.01;
         InterleavedSampler sampler(config);
-        struct Row {
-            std::string metric;
-            Labels labels;
-        };
         std::vector<Row> rows;
-
-        // Latency: a blocking small transfer as the user waits for it (host clock).
         for (const char* path : {"pageable", "pinned"})
             for (const char* dir : {"h2d", "d2h"}) {
                 std::uint32_t* host = std::string(path) == "pinned" ? staging : pageable.get();
@@ -62,18 +126,7 @@ class LatencyProbe final : public Probe {
                     poison_buffer(q, device, small_bytes);
                 else
                     poison_windows(host, small_bytes);
-                sampler.add([&q, &device, host, h2d](std::int64_t n) {
-                    const double t = host_seconds([&] {
-                        for (std::int64_t i = 0; i < n; ++i) {
-                            if (i % 64 == 0) check_stop();
-                            if (h2d)
-                                q.enqueueWriteBuffer(device, CL_TRUE, 0, small_bytes, host);
-                            else
-                                q.enqueueReadBuffer(device, CL_TRUE, 0, small_bytes, host);
-                        }
-                    });
-                    return TimedBatch{t, TimerKind::host_steady_clock};
-                });
+                sampler.add(blocking_transfers(q, device, host, h2d));
                 const std::string what = fmt::format("{} {} {} B", dir, path, small_bytes);
                 if (h2d)
                     verify_buffer(q, device, small_bytes, seed, what);
@@ -81,54 +134,15 @@ class LatencyProbe final : public Probe {
                     verify_windows(host, small_bytes, seed, what);
                 rows.push_back({fmt::format("transfer.{}.latency", dir), {{"path", path}}});
             }
-
-        // Enqueue overhead: host time of blocking transfers minus what the device spent on them.
         if (s.profiling()) {
-            sampler.add([&q, &device, &pageable](std::int64_t n) {
-                std::vector<cl::Event> events(static_cast<std::size_t>(n));
-                const double host = host_seconds([&] {
-                    for (std::int64_t i = 0; i < n; ++i) {
-                        if (i % 64 == 0) check_stop();
-                        q.enqueueWriteBuffer(device, CL_TRUE, 0, small_bytes, pageable.get(), nullptr,
-                                             &events[static_cast<std::size_t>(i)]);
-                    }
-                });
-                double device_time = 0;
-                for (const auto& e : events)
-                    device_time += command_seconds(e);
-                // Never zero or negative: a driver whose timestamps cover the whole call leaves
-                // no measurable overhead, which the floor of 1 ns per transfer reports as such.
-                return TimedBatch{std::max(host - device_time, 1e-9 * static_cast<double>(n)),
-                                  TimerKind::host_steady_clock};
-            });
+            sampler.add(enqueue_overhead(q, device, pageable.get()));
             rows.push_back({"transfer.host.enqueue_overhead", {{"path", "pageable"}}});
         } else {
             out.attributes["enqueue_overhead"] = "not measured: the queue cannot profile commands";
         }
-
-        // A clFinish with nothing pending: the floor cost of every synchronisation.
-        sampler.add([&q](std::int64_t n) {
-            const double t = host_seconds([&] {
-                for (std::int64_t i = 0; i < n; ++i) {
-                    if (i % 64 == 0) check_stop();
-                    cl_check(clFinish(q()), "clFinish");
-                }
-            });
-            return TimedBatch{t, TimerKind::host_steady_clock};
-        });
+        sampler.add(idle_finishes(q));
         rows.push_back({"transfer.host.finish_time", {}});
-
-        const std::vector<SampleSet> sets = sampler.run();
-        for (std::size_t i = 0; i < sets.size(); ++i) {
-            Measurement m =
-                make_measurement(rows[i].metric, "us", rows[i].labels, to_times(sets[i], 1e6), sets[i].timer, false);
-            m.iterations_per_sample = sets[i].iterations;
-            out.measurements.push_back(std::move(m));
-        }
-        for (const char* metric : {"transfer.h2d.latency", "transfer.d2h.latency"}) {
-            const Measurement* best = best_by_median(out.measurements, metric);
-            if (best) out.measurements.push_back(headline_from(*best, metric, 2));
-        }
+        record(out, rows, sampler.run());
         q.enqueueUnmapMemObject(pinned, staging);
         q.finish();
         out.attributes["transfer_bytes"] = small_bytes;

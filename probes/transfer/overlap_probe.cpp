@@ -102,7 +102,26 @@ class OverlapProbe final : public Probe {
         const std::vector<SampleSet> steps = sampler.run();
 
         // Stage times of the serial step, each stage timed on its own.
-        const auto stages = stage_times(s, b, kernel, global, config.samples);
+        record(out, stage_times(s, b, kernel, global, config.samples), steps);
+        q.enqueueUnmapMemObject(b.upload_pinned, b.upload_host);
+        q.enqueueUnmapMemObject(b.download_pinned, b.download_host);
+        q.finish();
+        out.attributes["block_bytes"] = bytes;
+        out.attributes["kernel_rounds"] = rounds;
+        out.attributes["host_memory"] = "pinned (CL_MEM_ALLOC_HOST_PTR, mapped once): overlap needs it on GPUs";
+        out.attributes["sampling"] = sampling_note(config);
+        out.attributes["stages"] =
+            "upload: clEnqueueWriteBuffer of one block; compute: a kernel on another block, sized to take about the "
+            "upload's time; download: clEnqueueReadBuffer of a third block";
+    }
+
+  private:
+    struct StageTimes {
+        std::vector<double> seconds[3];
+        TimerKind timer = TimerKind::device_profiling;
+    };
+
+    static void record(ProbeResult& out, const StageTimes& stages, const std::vector<SampleSet>& steps) {
         for (std::size_t k = 0; k < 3; ++k)
             out.measurements.push_back(make_measurement("transfer.pipeline.stage_time", "s",
                                                         {{"stage", stage_names[k]}, {"variant", "serial"}},
@@ -114,9 +133,12 @@ class OverlapProbe final : public Probe {
             m.iterations_per_sample = steps[v].iterations;
             out.measurements.push_back(std::move(m));
         }
+        out.measurements.push_back(efficiency(out, steps));
+    }
 
-        // Efficiency: the share of the possible saving (every stage but the longest hidden) that
-        // running the stages on separate queues achieved, one value per round of samples.
+    // The share of the possible saving (every stage but the longest hidden) that running the
+    // stages on separate queues achieved, one value per round of samples.
+    static Measurement efficiency(const ProbeResult& out, const std::vector<SampleSet>& steps) {
         double sum = 0, longest = 0;
         for (std::size_t k = 0; k < 3; ++k) {
             const double median =
@@ -135,21 +157,9 @@ class OverlapProbe final : public Probe {
         eff.note =
             "(serial step - overlapped step) / (sum of the serial stages - the longest stage), per round of "
             "samples, clamped to [0, 1]";
-        out.measurements.push_back(std::move(eff));
-
-        q.enqueueUnmapMemObject(b.upload_pinned, b.upload_host);
-        q.enqueueUnmapMemObject(b.download_pinned, b.download_host);
-        q.finish();
-        out.attributes["block_bytes"] = bytes;
-        out.attributes["kernel_rounds"] = rounds;
-        out.attributes["host_memory"] = "pinned (CL_MEM_ALLOC_HOST_PTR, mapped once): overlap needs it on GPUs";
-        out.attributes["sampling"] = sampling_note(config);
-        out.attributes["stages"] =
-            "upload: clEnqueueWriteBuffer of one block; compute: a kernel on another block, sized to take about the "
-            "upload's time; download: clEnqueueReadBuffer of a third block";
+        return eff;
     }
 
-  private:
     static cl::Buffer pinned_mapped(DeviceSession& s, std::uint64_t bytes, std::uint32_t*& host) {
         cl::Buffer buffer = make_buffer(s.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
         try {
@@ -225,11 +235,6 @@ class OverlapProbe final : public Probe {
         q.enqueueFillBuffer(b.kernel_out, -1.0f, 0, b.bytes);
         q.finish();
     }
-
-    struct StageTimes {
-        std::vector<double> seconds[3];
-        TimerKind timer = TimerKind::device_profiling;
-    };
 
     // Each stage alone, `samples` times: device time from the events, or the host clock around
     // the stage and a finish when the queue cannot profile.
