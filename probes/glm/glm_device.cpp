@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cl/device_query.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "runtime/probe.hpp"
@@ -100,10 +101,6 @@ std::vector<double> read_reals(cl::CommandQueue& queue, const cl::Buffer& b, std
         std::copy(f.begin(), f.end(), out.begin());
     }
     return out;
-}
-
-bool has_extension(const DeviceInfo& info, const std::string& name) {
-    return std::find(info.extensions.begin(), info.extensions.end(), name) != info.extensions.end();
 }
 
 void work_buffers(DeviceSession& s, DeviceData& d, const std::vector<double>& beta, std::size_t max_groups) {

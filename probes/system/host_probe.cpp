@@ -16,7 +16,7 @@
 #include "system/proc_parse.hpp"
 #include "system/system_probes.hpp"
 #include "system/system_support.hpp"
-#include "system/text.hpp"
+#include "core/text.hpp"
 #include "system/virtualization.hpp"
 
 namespace clprobe {

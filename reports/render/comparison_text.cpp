@@ -6,10 +6,6 @@ namespace clprobe {
 
 namespace {
 
-std::string name_of(const MetricComparison& m) {
-    return m.labels.empty() ? m.metric : fmt::format("{}{{{}}}", m.metric, labels_to_string(m.labels));
-}
-
 std::string value(const std::optional<double>& v) {
     return v ? fmt::format("{:.4g}", *v) : "-";
 }
@@ -26,8 +22,8 @@ std::string row(const MetricComparison& m, bool color) {
     if (m.median_a && m.median_b)
         ratio = m.fact ? fmt::format("x{:.3g}", m.ratio)
                        : fmt::format("x{:.3f} [{:.3f}, {:.3f}]", m.ratio, m.ratio_low, m.ratio_high);
-    return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", name_of(m), value(m.median_a), value(m.median_b),
-                       m.unit, ratio, verdict);
+    return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", labelled_metric(m.metric, m.labels),
+                       value(m.median_a), value(m.median_b), m.unit, ratio, verdict);
 }
 
 }  // namespace

@@ -18,10 +18,6 @@ namespace {
 
 using svg::escape;
 
-std::string metric_name(const std::string& metric, const Labels& labels) {
-    return labels.empty() ? metric : fmt::format("{}{{{}}}", metric, labels_to_string(labels));
-}
-
 Labels without(Labels labels, const std::string& key) {
     labels.erase(key);
     return labels;
@@ -79,7 +75,7 @@ void findings_table(std::string& out, const RunReport& r, FindingKind kind) {
         std::string evidence;
         for (const auto& e : f.evidence)
             evidence += fmt::format("{}<code>{}</code> = {:.4g} {}{}", evidence.empty() ? "" : "<br>",
-                                    escape(metric_name(e.metric, e.labels)), e.value, escape(e.unit),
+                                    escape(labelled_metric(e.metric, e.labels)), e.value, escape(e.unit),
                                     e.expectation.empty() ? "" : " (" + escape(e.expectation) + ")");
         const std::string size = ranked && f.estimated_gain ? fmt::format("{:.0f}%", 100 * *f.estimated_gain)
                                  : f.factor                 ? fmt::format("{:.3g}x", *f.factor)
@@ -239,7 +235,7 @@ void tables(std::string& out, const RunReport& r) {
             out += fmt::format(
                 "<tr><td><code>{}</code>{}</td><td class=\"num\">{:.4g}</td><td>{}</td><td class=\"num\">{:.1f}%</td>"
                 "<td class=\"num\">{:.4g}</td><td class=\"num\">{:.4g}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
-                escape(metric_name(m.metric, m.labels)),
+                escape(labelled_metric(m.metric, m.labels)),
                 m.note.empty() ? "" : "<br><small>" + escape(m.note) + "</small>", m.summary.median, escape(m.unit),
                 100 * m.summary.cv, m.summary.min, m.summary.max, m.summary.n, to_string(m.timer));
         out += "</table>\n";

@@ -22,10 +22,6 @@ std::string cell(std::string_view s) {
     return out;
 }
 
-std::string metric_name(const std::string& metric, const Labels& labels) {
-    return labels.empty() ? metric : fmt::format("{}{{{}}}", metric, labels_to_string(labels));
-}
-
 }  // namespace
 
 namespace {
@@ -47,8 +43,8 @@ void findings_table(std::string& out, const RunReport& r, FindingKind kind, cons
     for (const Finding* f : rows) {
         std::string evidence;
         for (const auto& e : f->evidence)
-            evidence += fmt::format("{}{} = {:.4g} {}", evidence.empty() ? "" : "<br>", metric_name(e.metric, e.labels),
-                                    e.value, e.unit);
+            evidence += fmt::format("{}{} = {:.4g} {}", evidence.empty() ? "" : "<br>",
+                                    labelled_metric(e.metric, e.labels), e.value, e.unit);
         const std::string size = ranked && f->estimated_gain ? fmt::format("{:.0f}%", 100 * *f->estimated_gain)
                                  : f->factor                 ? fmt::format("{:.3g}x", *f->factor)
                                                              : "n/a";
@@ -88,7 +84,7 @@ std::string render_markdown(const RunReport& r, bool verbose) {
     for (const auto& p : r.results)
         for (const auto& m : p.measurements) {
             if (!verbose && !m.labels.empty() && p.measurements.size() > 6) continue;
-            out += fmt::format("| {} | {:.4g} | {} | {:.1f}% | {} | {} |\n", cell(metric_name(m.metric, m.labels)),
+            out += fmt::format("| {} | {:.4g} | {} | {:.1f}% | {} | {} |\n", cell(labelled_metric(m.metric, m.labels)),
                                m.summary.median, m.unit, 100 * m.summary.cv, m.summary.n, to_string(m.timer));
         }
     return out;

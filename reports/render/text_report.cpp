@@ -37,10 +37,6 @@ std::string mib(std::uint64_t bytes) {
     return fmt::format("{} KiB", bytes >> 10);
 }
 
-std::string metric_name(const Measurement& m) {
-    return m.labels.empty() ? m.metric : fmt::format("{}{{{}}}", m.metric, labels_to_string(m.labels));
-}
-
 // Warnings always; the notes that support the numbers only with --verbose.
 void render_trust(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {
     out += p.bold("Measurement trust") + "\n";
@@ -65,9 +61,8 @@ void render_finding(std::string& out, const Finding& f, const std::string& marke
     out += fmt::format("     {} · severity {} · confidence {:.2f}{} · {}\n", gain_or_factor(f), to_string(f.severity),
                        f.confidence, f.uncertain ? " · uncertain (inside the noise)" : "", p.dim(f.id));
     for (const auto& e : f.evidence)
-        out += fmt::format("     evidence: {} = {:.4g} {}{}\n",
-                           e.labels.empty() ? e.metric : fmt::format("{}{{{}}}", e.metric, labels_to_string(e.labels)),
-                           e.value, e.unit, e.expectation.empty() ? "" : " (" + e.expectation + ")");
+        out += fmt::format("     evidence: {} = {:.4g} {}{}\n", labelled_metric(e.metric, e.labels), e.value, e.unit,
+                           e.expectation.empty() ? "" : " (" + e.expectation + ")");
     out += fmt::format("     do: {}\n", f.suggestion);
     if (!f.gain_basis.empty()) out += fmt::format("     {}\n", p.dim("gain basis: " + f.gain_basis));
 }
@@ -102,7 +97,7 @@ void render_results(std::string& out, const RunReport& r, const TextOptions& o, 
                 ++hidden;
                 continue;
             }
-            out += fmt::format("      {:<62} {}\n", metric_name(m), format_measurement_value(m));
+            out += fmt::format("      {:<62} {}\n", labelled_metric(m.metric, m.labels), format_measurement_value(m));
             if (!m.note.empty() && (o.verbose || m.labels.empty()))
                 out += fmt::format("      {:<62} {}\n", "", p.dim(m.note));
         }

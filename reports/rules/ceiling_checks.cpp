@@ -114,9 +114,7 @@ std::vector<CeilingViolation> ceiling_violations(const RunReport& r) {
 }
 
 std::string describe(const CeilingViolation& v) {
-    const std::string achieved = v.achieved_labels.empty()
-                                     ? v.achieved_metric
-                                     : fmt::format("{}{{{}}}", v.achieved_metric, labels_to_string(v.achieved_labels));
+    const std::string achieved = labelled_metric(v.achieved_metric, v.achieved_labels);
     const char* where = v.achieved_on == AchievedOn::host_cores ? "on the same cores" : "on the same device";
     const std::string others = v.other_rates_above > 0
                                    ? fmt::format(" ({} more measured {} above it)", v.other_rates_above,

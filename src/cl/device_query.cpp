@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "core/text.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -21,21 +23,14 @@ void read_into(const cl::Device& d, T& out) {
     }
 }
 
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\0' || s.back() == ' '))
-        s.pop_back();
-    return s;
+// OpenCL's strings carry their terminating NUL (and some drivers pad with spaces).
+std::string trimmed(const std::string& s) {
+    return std::string(text::trim(std::string_view(s.c_str())));
 }
 
 template <typename T>
 bool raw_query(const cl::Device& d, cl_device_info what, T& out) {
     return clGetDeviceInfo(d(), what, sizeof(T), &out, nullptr) == CL_SUCCESS;
-}
-
-bool has_extension(const DeviceInfo& info, std::string_view ext) {
-    for (const auto& e : info.extensions)
-        if (e == ext) return true;
-    return false;
 }
 
 void read_pci_address(const cl::Device& d, DeviceInfo& info) {
@@ -134,6 +129,12 @@ DeviceInfo query_device_info(const cl::Device& d, const DeviceListing& listing, 
     info.fp16 = has_extension(info, "cl_khr_fp16");
     read_pci_address(d, info);
     return info;
+}
+
+bool has_extension(const DeviceInfo& info, std::string_view ext) {
+    for (const auto& e : info.extensions)
+        if (e == ext) return true;
+    return false;
 }
 
 }  // namespace clprobe

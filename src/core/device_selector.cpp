@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/text.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -13,14 +15,6 @@ std::string lower(std::string_view s) {
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-        s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-        s.remove_suffix(1);
-    return s;
 }
 
 bool all_digits(std::string_view s) {
@@ -38,11 +32,11 @@ int parse_index(std::string_view digits, std::string_view whole) {
 }  // namespace
 
 DeviceSelector parse_device_selector(std::string_view text) {
-    const std::string_view s = trim(text);
+    const std::string_view s = text::trim(text);
     if (s.empty()) throw SelectorError("empty device selector");
 
     if (const auto colon = s.find(':'); colon != std::string_view::npos) {
-        const auto p = trim(s.substr(0, colon)), d = trim(s.substr(colon + 1));
+        const auto p = text::trim(s.substr(0, colon)), d = text::trim(s.substr(colon + 1));
         if (all_digits(p) && all_digits(d)) return SelectByPosition{parse_index(p, s), parse_index(d, s)};
         // Something index-like on either side ("1:", ":0", "1:x", "0:1:2") is a typo, not a name;
         // names may hold colons themselves (ROCm's "gfx90a:sramecc+:xnack-").

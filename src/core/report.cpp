@@ -114,4 +114,9 @@ std::string labels_to_string(const Labels& labels) {
     return out;
 }
 
+std::string labelled_metric(std::string_view metric, const Labels& labels) {
+    if (labels.empty()) return std::string(metric);
+    return std::string(metric) + "{" + labels_to_string(labels) + "}";
+}
+
 }  // namespace clprobe

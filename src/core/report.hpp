@@ -134,5 +134,7 @@ std::vector<const Measurement*> find_measurements(const RunReport& report, std::
 const Measurement* best_median(const std::vector<const Measurement*>& measurements);
 
 std::string labels_to_string(const Labels& labels);  // "access=read,vector=8"
+// The metric with its labels, as every renderer names a measurement: "m{access=read}", or "m".
+std::string labelled_metric(std::string_view metric, const Labels& labels);
 
 }  // namespace clprobe

@@ -2,7 +2,7 @@
 
 #include "system/cpu_list.hpp"
 #include "system/proc_parse.hpp"
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 namespace clprobe {
 

@@ -7,7 +7,7 @@
 
 #include "system/cpu_list.hpp"
 #include "system/sysfs_parse.hpp"
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 namespace clprobe {
 

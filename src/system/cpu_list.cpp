@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 namespace clprobe {
 

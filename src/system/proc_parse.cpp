@@ -4,7 +4,7 @@
 #include <set>
 #include <utility>
 
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 namespace clprobe {
 

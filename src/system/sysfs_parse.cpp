@@ -1,6 +1,6 @@
 #include "system/sysfs_parse.hpp"
 
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 namespace clprobe {
 

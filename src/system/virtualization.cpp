@@ -10,7 +10,7 @@
 #endif
 
 #include "system/cgroup_parse.hpp"
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 namespace clprobe {
 

@@ -1,4 +1,4 @@
-#include "system/text.hpp"
+#include "core/text.hpp"
 
 #include <charconv>
 #include <cmath>
