@@ -24,8 +24,10 @@ packages=(
     libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
 )
 # What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
-# stress-ng (a CPU hog the system layer must name).
+# stress-ng (a CPU hog the system layer must name), google-benchmark's compare.py with the scipy and
+# numpy it imports (it compares two `report --format gbench` exports).
 test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng)
+test_packages+=(libbenchmark-tools python3-scipy python3-numpy)
 [ "$mode" = test ] && packages+=("${test_packages[@]}")
 
 missing=()

@@ -1,5 +1,5 @@
 // clprobe report FILE: re-analyse a saved report with the current rules, without OpenCL, and
-// render it as text, Markdown or JSON.
+// render it as text, Markdown, JSON or HTML, or export its measurements as CSV or google-benchmark JSON.
 #include <fmt/core.h>
 
 #include <memory>
@@ -8,6 +8,8 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "json/report_json.hpp"
+#include "render/csv_export.hpp"
+#include "render/gbench_export.hpp"
 #include "render/html_report.hpp"
 #include "render/markdown_report.hpp"
 #include "render/text_report.hpp"
@@ -32,6 +34,10 @@ int run_report(const ReportOptions& o) {
         fmt::print("{}", render_markdown(report, o.verbose));
     else if (o.format == "html")
         fmt::print("{}", render_html(report));
+    else if (o.format == "csv")
+        fmt::print("{}", render_csv(report));
+    else if (o.format == "gbench")
+        fmt::print("{}", render_gbench(report));
     else
         fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
     return exit_code::ok;
@@ -44,8 +50,10 @@ CommandRunner add_report_command(CLI::App& app) {
     CLI::App* cmd =
         app.add_subcommand("report", "Re-analyse a saved JSON report with the current rules (no OpenCL needed)");
     cmd->add_option("file", opts->file, "Report written by `clprobe diagnose --json`")->required();
-    cmd->add_option("--format", opts->format, "text, md (Markdown), json or html")
-        ->check(CLI::IsMember({"text", "md", "json", "html"}))
+    cmd->add_option("--format", opts->format,
+                    "text, md (Markdown), json, html, csv (one row per measurement) or gbench "
+                    "(google-benchmark JSON, for its compare.py)")
+        ->check(CLI::IsMember({"text", "md", "json", "html", "csv", "gbench"}))
         ->capture_default_str();
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement");
     return [opts] { return run_report(*opts); };

@@ -13,6 +13,8 @@
 
 #include "core/atomic_file.hpp"
 #include "json/report_json.hpp"
+#include "render/csv_export.hpp"
+#include "render/gbench_export.hpp"
 #include "render/html_report.hpp"
 #include "render/markdown_report.hpp"
 #include "render/text_report.hpp"
@@ -75,6 +77,14 @@ TEST_CASE("golden: the minimal synthetic report in every format", "[golden]") {
     check_golden("synthetic_minimal.txt", render_text(r, {true, false}));
     check_golden("synthetic_minimal.md", render_markdown(r, true));
     check_golden("synthetic_minimal.html", render_html(r));
+}
+
+TEST_CASE("golden: CSV and google-benchmark exports of saved runs", "[golden]") {
+    for (const std::string name : {"pocl_kernel_quick", "synthetic_minimal"}) {
+        const RunReport r = load(name + ".json");
+        check_golden(name + ".csv", render_csv(r));
+        check_golden(name + ".gbench.json", render_gbench(r));
+    }
 }
 
 TEST_CASE("golden: the current rules' verdicts on a saved run", "[golden]") {

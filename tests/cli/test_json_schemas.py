@@ -1,0 +1,74 @@
+"""The JSON of `list --json`, `info --json` (on the default device) and `compare --json` (two saved
+reports) validates against docs/list.schema.json, docs/info.schema.json and docs/compare.schema.json,
+and each schema rejects a document with a planted error, so a schema that accepts anything fails here."""
+import copy
+import json
+import os
+
+import jsonschema  # Debian's python3-jsonschema
+
+from clitest import SOURCE_DIR, expect, load_json, main, run
+
+FIXTURES = os.path.join(SOURCE_DIR, "tests", "fixtures", "reports")
+
+
+def schema(name):
+    with open(os.path.join(SOURCE_DIR, "docs", f"{name}.schema.json")) as f:
+        return json.load(f)
+
+
+def validator(name):
+    """A draft-07 validator that resolves references into report.schema.json by its $id (info's)."""
+    s = schema(name)
+    report = schema("report")
+    resolver = jsonschema.RefResolver.from_schema(s, store={report["$id"]: report})
+    return jsonschema.Draft7Validator(s, resolver=resolver)
+
+
+def expect_valid(name, doc):
+    errors = sorted(validator(name).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    expect(not errors, f"{name}.schema.json rejects real output: " +
+           "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]))
+
+
+def expect_rejected(name, doc, what):
+    expect(not validator(name).is_valid(doc), f"{name}.schema.json accepted {what}")
+
+
+def json_of(*args):
+    r = run(*args)
+    expect(r.rc == 0, f"{' '.join(args)} failed", r)
+    return load_json(r.stdout, r)
+
+
+def test_list_json_matches_its_schema():
+    doc = json_of("list", "--json")
+    expect_valid("list", doc)
+    broken = copy.deepcopy(doc)
+    broken["platforms"][0]["devices"][0]["selector"] = "first"
+    expect_rejected("list", broken, "a selector that is not P:D")
+
+
+def test_info_json_matches_its_schema():
+    doc = json_of("info", "--json")
+    expect_valid("info", doc)
+    broken = copy.deepcopy(doc)
+    del broken["compute_units"]
+    expect_rejected("info", broken, "a device without compute_units")
+
+
+def test_compare_json_matches_its_schema():
+    a = os.path.join(FIXTURES, "pocl_kernel_quick.json")
+    b = os.path.join(FIXTURES, "synthetic_minimal.json")
+    for pair in ((a, b), (a, a), (b, a)):
+        doc = json_of("compare", *pair, "--json")
+        expect_valid("compare", doc)
+    verdicts = {m["verdict"] for m in doc["metrics"]}
+    expect("only_in_a" in verdicts and "only_in_b" in verdicts, f"fixtures do not exercise both sides: {verdicts}")
+    broken = copy.deepcopy(doc)
+    broken["metrics"][0]["verdict"] = "better"
+    expect_rejected("compare", broken, "an unknown verdict")
+
+
+if __name__ == "__main__":
+    main([test_list_json_matches_its_schema, test_info_json_matches_its_schema, test_compare_json_matches_its_schema])
