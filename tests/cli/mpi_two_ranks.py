@@ -4,12 +4,13 @@ report, both reports hold the network probes ok with real figures, the typed wor
 is who, and the figures rank 0 timed and broadcast are the same in both reports.
 
 Usage: python3 mpi_two_ranks.py <clprobe> <source dir> <mpirun>"""
+import json
 import math
 import os
 import subprocess
 import sys
 
-from clitest import BINARY, expect, load_json, temp_dir
+from clitest import BINARY, SOURCE_DIR, expect, load_json, temp_dir
 
 MPIRUN = sys.argv[3] if len(sys.argv) > 3 else "mpirun"
 OK_PROBES = ("network.world", "network.p2p", "network.allreduce", "network.device_buffers")
@@ -66,6 +67,15 @@ def test_two_ranks_two_reports():
         with open(path) as f:
             docs.append(load_json(f.read()))
     m0, m1 = check_report(docs[0], 0), check_report(docs[1], 1)
+    try:
+        import jsonschema
+    except ImportError:
+        jsonschema = None
+    if jsonschema:
+        with open(os.path.join(SOURCE_DIR, "docs", "report.schema.json")) as f:
+            schema = json.load(f)
+        for doc in docs:
+            jsonschema.validate(doc, schema)
     # Rank 0 timed the pair and broadcast: both reports carry the same samples.
     for metric in ("network.p2p.bandwidth", "network.allreduce.busbw"):
         expect([m["samples"] for m in m0[metric]] == [m["samples"] for m in m1[metric]],

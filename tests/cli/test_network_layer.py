@@ -45,6 +45,23 @@ def test_other_layers_intact():
     expect(topology and all(p["status"] == "ok" for p in topology), "topology probes not ok", r)
 
 
+def test_world_smaller_than_announced():
+    # A launcher variable without a launcher: Open MPI starts a singleton world of 1 rank. The
+    # layer is unsupported with the reason, the other layers intact. (Built without MPI the
+    # variable changes nothing: the build's reason stands.)
+    r = run("diagnose", "--quick", "--layers", "topology,network", "--workloads", "none", "--json", "-",
+            env={"OMPI_COMM_WORLD_SIZE": "2", "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    expect(r.rc == 0, "diagnose with OMPI_COMM_WORLD_SIZE=2 but no mpirun failed", r)
+    doc = load_json(r.stdout, r)
+    for p in doc["results"]:
+        if p["layer"] == "topology":
+            expect(p["status"] == "ok", f"{p['id']} is {p['status']}", r)
+        else:
+            expect(p["status"] == "unsupported", f"{p['id']} is {p['status']}", r)
+            want = "announced 2" if WITH_MPI else expected_reason()
+            expect(want in p["reason"], f"{p['id']}: reason {p['reason']!r}", r)
+
+
 def test_default_layers_leave_network_out():
     # Without mpirun the network layer is not in the default list: --help names it as opt-in.
     r = run("diagnose", "--help")
@@ -52,4 +69,5 @@ def test_default_layers_leave_network_out():
 
 
 if __name__ == "__main__":
-    main([test_network_layer_unsupported_with_reason, test_other_layers_intact, test_default_layers_leave_network_out])
+    main([test_network_layer_unsupported_with_reason, test_other_layers_intact, test_world_smaller_than_announced,
+          test_default_layers_leave_network_out])
