@@ -36,7 +36,9 @@ class DeviceBuffersProbe final : public net::MpiProbe {
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         const MpiWorld& w = net::require_world();
-        if (ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
+        net::on_all_ranks([&] {
+            if (ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
+        });
         DeviceSession& s = *ctx.device;
         const RunMode mode = ctx.options.mode;
         for (const std::uint64_t bytes : staged_sizes(mode)) {
@@ -44,9 +46,12 @@ class DeviceBuffersProbe final : public net::MpiProbe {
             net::AllreduceBuffers host(count, w.rank);
             const std::vector<double> host_seconds = net::time_allreduce(host, mode);
             net::AllreduceBuffers staging(count, w.rank);
-            cl::Buffer in = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
-            cl::Buffer result = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
-            s.queue().enqueueWriteBuffer(in, CL_TRUE, 0, bytes, staging.send.data());
+            cl::Buffer in, result;
+            net::on_all_ranks([&] {
+                in = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
+                result = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
+                s.queue().enqueueWriteBuffer(in, CL_TRUE, 0, bytes, staging.send.data());
+            });
             staging.send.assign(count, 0.0f);  // from here on only the device holds the input
             const StagedTimes t = time_staged(s, in, result, staging, mode);
             s.queue().enqueueReadBuffer(result, CL_TRUE, 0, bytes, staging.recv.data());

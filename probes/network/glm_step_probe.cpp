@@ -52,20 +52,24 @@ class GlmStepProbe final : public net::MpiProbe {
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         const MpiWorld& w = net::require_world();
-        if (ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
-        DeviceSession& s = *ctx.device;
         const Shape shape = shape_for(ctx.options);
         const std::uint64_t n = std::max<std::uint64_t>(shape.rows, static_cast<std::uint64_t>(w.size));
-        const auto all = shared_dataset(n, shape.cols, Family::logistic);
         const std::uint64_t first = n * static_cast<std::uint64_t>(w.rank) / static_cast<std::uint64_t>(w.size);
         const std::uint64_t last = n * static_cast<std::uint64_t>(w.rank + 1) / static_cast<std::uint64_t>(w.size);
-        fit_buffer_bytes(s.info(), (last - first) * shape.cols * 4, 1, shape.cols * 4);
-        beta_ = evaluation_beta(*all);
-        const std::vector<double> reference = reference_gradient(*all, beta_, ridge_lambda);
-        data_ =
-            upload_dense(s, shard_of(*all, first, last - first), Layout::row, false, beta_, gradient_groups(s.info()));
-        variant_.wg = std::min<std::size_t>(64, s.info().max_work_group_size);
-        launches_ = gradient_launches(s, data_, variant_, Family::logistic, 1.0 / static_cast<double>(n), 0.0);
+        std::vector<double> reference;
+        net::on_all_ranks([&] {
+            if (ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
+            DeviceSession& s = *ctx.device;
+            fit_buffer_bytes(s.info(), (last - first) * shape.cols * 4, 1, shape.cols * 4);
+            const auto all = shared_dataset(n, shape.cols, Family::logistic);
+            beta_ = evaluation_beta(*all);
+            reference = reference_gradient(*all, beta_, ridge_lambda);
+            data_ = upload_dense(s, shard_of(*all, first, last - first), Layout::row, false, beta_,
+                                 gradient_groups(s.info()));
+            variant_.wg = std::min<std::size_t>(64, s.info().max_work_group_size);
+            launches_ = gradient_launches(s, data_, variant_, Family::logistic, 1.0 / static_cast<double>(n), 0.0);
+        });
+        DeviceSession& s = *ctx.device;
 
         step(s);  // warm-up, and the step whose gradient is checked (beta is still the reference's)
         bool ok = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "network/mpi_call.hpp"
 
@@ -86,6 +87,18 @@ double max_over_ranks(double value) {
 
 void verify_on_all_ranks(bool ok, const std::string& what) {
     if (!all_ranks_agree(ok)) throw VerificationError(what + (ok ? " (on another rank)" : " (on this rank)"));
+}
+
+void on_all_ranks(const std::function<void()>& setup) {
+    std::exception_ptr failure;
+    try {
+        setup();
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    if (all_ranks_agree(failure == nullptr)) return;
+    if (failure) std::rethrow_exception(failure);
+    throw ProbeSkipped("another rank failed to set up this probe (its report says why)");
 }
 
 unsigned char pattern_byte(int rank, std::uint64_t index) {

@@ -4,6 +4,7 @@
 // (two ranks could pick different counts and wait on each other forever): iteration counts come
 // from the run mode and the message size alone.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ double max_over_ranks(double value);
 // Throws VerificationError on every rank when `ok` is false on any: a rank that failed alone
 // would leave the others waiting in the next collective.
 void verify_on_all_ranks(bool ok, const std::string& what);
+
+// Runs `setup` (local work: buffers, uploads, kernels) on every rank, then agrees: when it threw
+// on any rank, every rank throws (its own exception, or ProbeSkipped naming the other rank's
+// failure), so none goes on into a collective the failed rank will never join.
+void on_all_ranks(const std::function<void()>& setup);
 
 // Bytes a rank writes into a message, a function of (rank, index) alone so the receiver can check.
 unsigned char pattern_byte(int rank, std::uint64_t index);
