@@ -36,10 +36,7 @@ class DeviceBuffersProbe final : public net::MpiProbe {
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         const MpiWorld& w = net::require_world();
-        net::on_all_ranks([&] {
-            if (ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
-        });
-        DeviceSession& s = *ctx.device;
+        DeviceSession& s = net::require_device(ctx);
         const RunMode mode = ctx.options.mode;
         for (const std::uint64_t bytes : staged_sizes(mode)) {
             const std::uint64_t count = bytes / sizeof(float);

@@ -57,9 +57,8 @@ class GlmStepProbe final : public net::MpiProbe {
         const std::uint64_t first = n * static_cast<std::uint64_t>(w.rank) / static_cast<std::uint64_t>(w.size);
         const std::uint64_t last = n * static_cast<std::uint64_t>(w.rank + 1) / static_cast<std::uint64_t>(w.size);
         std::vector<double> reference;
+        DeviceSession& s = net::require_device(ctx);
         net::on_all_ranks([&] {
-            if (ctx.device == nullptr) throw ProbeSkipped("no OpenCL device is open");
-            DeviceSession& s = *ctx.device;
             fit_buffer_bytes(s.info(), (last - first) * shape.cols * 4, 1, shape.cols * 4);
             const auto all = shared_dataset(n, shape.cols, Family::logistic);
             beta_ = evaluation_beta(*all);
@@ -69,7 +68,6 @@ class GlmStepProbe final : public net::MpiProbe {
             variant_.wg = std::min<std::size_t>(64, s.info().max_work_group_size);
             launches_ = gradient_launches(s, data_, variant_, Family::logistic, 1.0 / static_cast<double>(n), 0.0);
         });
-        DeviceSession& s = *ctx.device;
 
         step(s);  // warm-up, and the step whose gradient is checked (beta is still the reference's)
         bool ok = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <stdexcept>
 
 #include "network/mpi_call.hpp"
 
@@ -17,6 +18,15 @@ const MpiWorld& require_world() {
     if (world == nullptr) throw ProbeUnsupported(MpiSession::unavailable_reason());
     mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     return *world;
+}
+
+DeviceSession& require_device(ProbeContext& ctx) {
+    on_all_ranks([&] {
+        if (ctx.device != nullptr) return;
+        if (!ctx.device_error.empty()) throw std::runtime_error(ctx.device_error);
+        throw ProbeSkipped("no OpenCL device is open");
+    });
+    return *ctx.device;
 }
 
 std::vector<std::uint64_t> p2p_sizes(RunMode mode) {

@@ -13,12 +13,14 @@
 
 namespace clprobe::net {
 
-// The MPI build's base: the MPI world is checked before the device, so an unlaunched run says
-// "not started by mpirun..." rather than asking for a device it would not use.
+// The MPI build's base. The runner never skips it for want of a device: a rank that skipped a
+// probe alone would leave the others in its collectives, so probes that need the device ask for
+// it with require_device, agreed over all ranks, after the world (an unlaunched run then says
+// "not started by mpirun..." rather than asking for a device it would not use).
 class MpiProbe : public NetworkProbe {
   public:
     using NetworkProbe::NetworkProbe;
-    bool needs_device() const override { return NetworkProbe::needs_device() && MpiSession::world() != nullptr; }
+    bool needs_device() const override { return false; }
     double expected_seconds(RunMode mode) const override {
         return MpiSession::world() ? NetworkProbe::expected_seconds(mode) : 0.0;
     }
@@ -28,6 +30,10 @@ class MpiProbe : public NetworkProbe {
 // the network layer at different times (the node-local layers take turns), and no timing may
 // start before every rank is there.
 const MpiWorld& require_world();
+
+// The open device, or, when any rank has none, ProbeSkipped on every rank (with this rank's
+// device error when it has one).
+DeviceSession& require_device(ProbeContext& ctx);
 
 // Message sizes in bytes of the point-to-point and all-reduce sweeps.
 std::vector<std::uint64_t> p2p_sizes(RunMode mode);
