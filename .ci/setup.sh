@@ -22,6 +22,7 @@ packages=(
     build-essential cmake pkg-config
     ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd
     libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
+    libopenmpi-dev openmpi-bin
 )
 # What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
 # stress-ng (a CPU hog the system layer must name), google-benchmark's compare.py with the scipy and

@@ -3,6 +3,7 @@
 #include "attention/attention_probes.hpp"
 #include "glm/glm_probes.hpp"
 #include "kernel/kernel_probes.hpp"
+#include "network/network_probes.hpp"
 #include "system/system_probes.hpp"
 #include "topology/topology_probes.hpp"
 #include "transfer/transfer_probes.hpp"
@@ -48,6 +49,13 @@ ProbeList make_builtin_probes() {
     probes.push_back(make_attention_step_probe());
     // Last: reads the activity monitor, so its window covers every probe above.
     probes.push_back(make_activity_probe());
+    // network layer: after every node-local layer (ranks on one node take turns there, so they
+    // arrive here at different times; network.world's barrier lines them up before any timing).
+    probes.push_back(make_network_world_probe());
+    probes.push_back(make_network_p2p_probe());
+    probes.push_back(make_network_allreduce_probe());
+    probes.push_back(make_network_device_buffers_probe());
+    probes.push_back(make_network_glm_step_probe());
     return probes;
 }
 

@@ -5,6 +5,7 @@
 #include "rules/attention_rules.hpp"
 #include "rules/glm_rules.hpp"
 #include "rules/kernel_rules.hpp"
+#include "rules/network_rules.hpp"
 #include "rules/pipeline.hpp"
 #include "rules/ranking.hpp"
 #include "rules/system_rules.hpp"
@@ -29,6 +30,8 @@ std::vector<Rule> all_rules() {
     for (auto& r : attention_rules())
         rules.push_back(std::move(r));
     for (auto& r : trace_rules())
+        rules.push_back(std::move(r));
+    for (auto& r : network_rules())
         rules.push_back(std::move(r));
     return rules;
 }

@@ -13,8 +13,8 @@ constexpr std::string_view stage_suffix = ".stage_time";
 
 // A traced program is what the user runs; then the workload pipelines; the transfer layer's
 // copy+kernel pipeline stands in only when neither ran.
-constexpr std::array<std::string_view, 4> preference = {"app.pipeline", "glm.pipeline", "attention.pipeline",
-                                                        "transfer.pipeline"};
+constexpr std::array<std::string_view, 5> preference = {"app.pipeline", "glm.pipeline", "attention.pipeline",
+                                                        "network.glm_step", "transfer.pipeline"};
 
 std::string variant_of(const Labels& labels) {
     std::string out;

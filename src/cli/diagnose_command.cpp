@@ -21,6 +21,7 @@
 #include "core/stop_points.hpp"
 #include "core/version.hpp"
 #include "json/report_json.hpp"
+#include "network/mpi_session.hpp"
 #include "render/html_report.hpp"
 #include "render/text_report.hpp"
 #include "rules/analysis.hpp"
@@ -46,6 +47,7 @@ struct sigaction interrupt_action() {
 struct DiagnoseOptions {
     std::string device;
     std::string layers = "system,topology,transfer,kernel";
+    bool layers_given = false;  // --layers on the command line; otherwise the network layer joins under mpirun
     std::string workloads = "glm,attention";
     RunOptions::GlmShape glm;
     RunOptions::AttentionShape attention;
@@ -89,8 +91,13 @@ int run_diagnose(const DiagnoseOptions& o) {
     RunOptions run;
     run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
     run.use_cache = !o.no_cache;
+    // MPI starts only under a launcher with 2 or more ranks (and only in a build with MPI); when
+    // it cannot, the network layer reports why and the other layers run as usual. Finalised
+    // when the run ends, whichever way it ends.
+    const ScopedMpiSession mpi;
     try {
         run.layers = parse_layers(o.layers);
+        if (!o.layers_given && MpiSession::world() != nullptr) run.layers.push_back("network");
         // "none": the device ceilings only. The list then names no workload, which run_probes
         // reads as "select none" (an empty list would mean all).
         run.workloads = o.workloads == "none" ? std::vector<std::string>{"none"}
@@ -203,8 +210,10 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     auto opts = std::make_shared<DiagnoseOptions>();
     CLI::App* cmd = app.add_subcommand("diagnose", "Measure the device layer by layer and rank what slows it down");
     add_device_option(cmd, opts->device);
-    cmd->add_option("--layers", opts->layers, "Comma-separated layers to run: system,topology,transfer,kernel")
-        ->capture_default_str();
+    auto* layers = cmd->add_option("--layers", opts->layers,
+                                   "Comma-separated layers to run: system,topology,transfer,kernel,network (network: "
+                                   "MPI between ranks, added by default when launched by mpirun/srun with 2+ ranks)")
+                       ->capture_default_str();
     cmd->add_option("--workloads", opts->workloads, "Workloads of the kernel layer to run: glm,attention, or none")
         ->capture_default_str();
     // Bounds keep a typo from asking for petabytes; the probes then cap sizes by device and host memory.
@@ -246,7 +255,10 @@ CommandRunner add_diagnose_command(CLI::App& app) {
                     "The device's PCI address (DDDD:BB:DD.F) inside the --topology file");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress or warnings on stderr");
-    return [opts] { return run_diagnose(*opts); };
+    return [opts, layers] {
+        opts->layers_given = layers->count() > 0;
+        return run_diagnose(*opts);
+    };
 }
 
 }  // namespace clprobe

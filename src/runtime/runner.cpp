@@ -13,7 +13,7 @@
 namespace clprobe {
 
 const std::vector<std::string>& known_layers() {
-    static const std::vector<std::string> layers{"system", "topology", "transfer", "kernel"};
+    static const std::vector<std::string> layers{"system", "topology", "transfer", "kernel", "network"};
     return layers;
 }
 

@@ -1,0 +1,144 @@
+#include "rules/network_rules.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/network_math.hpp"
+
+namespace clprobe {
+
+namespace {
+
+const char* const step_pipeline = "network.glm_step";
+const char* const stage_metric = "network.glm_step.stage_time";
+// An all-reduce under a tenth of the step is not worth restructuring the step for.
+constexpr double exposed_share_floor = 0.10;
+// A ring all-reduce's busbw reaches the link's bandwidth; below half of it the collective's
+// algorithm or transport leaves most of the link unused.
+constexpr double busbw_ratio = 2.0;
+// A pair below half the median pair is a broken or misrouted link, not spread between links.
+constexpr double slow_pair_fraction = 0.5;
+
+const Measurement* step_stage(const RunReport& r, const char* stage) {
+    return find_measurement(r, stage_metric, {{"stage", stage}});
+}
+
+RuleOutcome not_overlapped(const RunReport& r) {
+    const auto* reduce = step_stage(r, "allreduce");
+    const auto* compute = step_stage(r, "compute");
+    if (!reduce || !compute) return RuleOutcome::missing("needs network.glm_step stage times (allreduce, compute)");
+    double total = 0;
+    for (const auto* m : find_measurements(r, stage_metric))
+        total += std::max(0.0, m->summary.median);
+    const double reduce_s = reduce->summary.median;
+    if (total <= 0 || reduce_s <= 0) return RuleOutcome::none();
+    const double share = reduce_s / total;
+    if (share < exposed_share_floor) return RuleOutcome::none();
+    Finding f =
+        make_finding("network", "network.allreduce.not_overlapped", share >= 0.3 ? Severity::high : Severity::medium,
+                     fmt::format("The gradient all-reduce takes {:.0f}% of the data-parallel step and nothing "
+                                 "overlaps it",
+                                 100 * share));
+    f.evidence = {evidence_of(*reduce, "all-reduce of the p-vector, after the gradient is complete"),
+                  evidence_of(*compute, "local gradient on the device, which could run meanwhile")};
+    f.confidence = std::clamp(1.0 - reduce->summary.cv, 0.0, 1.0);
+    // Overlap hides at most the compute time that runs alongside the all-reduce.
+    f.target = GainTarget{step_pipeline, "allreduce", std::min(1.0, compute->summary.median / reduce_s), std::nullopt};
+    f.gain_basis = "all-reduce time hidden behind the local gradient's compute if the two overlapped";
+    f.suggestion =
+        "Overlap communication with compute: compute the gradient in row blocks and start MPI_Iallreduce on each "
+        "block's partial sum while the next block runs on the device (as DDP buckets gradients), or start the next "
+        "step's forward pass while MPI_Iallreduce of this step's gradient is in flight, and MPI_Wait only before the "
+        "update.";
+    return RuleOutcome::found(std::move(f));
+}
+
+std::uint64_t size_of(const Measurement& m) {
+    const auto it = m.labels.find("size");
+    return it == m.labels.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+}
+
+RuleOutcome busbw_below_p2p(const RunReport& r) {
+    // The largest size measured both ways: bandwidth-bound, where the two should agree.
+    const Measurement *bus = nullptr, *p2p = nullptr;
+    for (const auto* b : find_measurements(r, "network.allreduce.busbw")) {
+        const auto* link = find_measurement(r, "network.p2p.bandwidth", {{"size", label_of(*b, "size")}});
+        if (link && (!bus || size_of(*b) > size_of(*bus))) {
+            bus = b;
+            p2p = link;
+        }
+    }
+    if (!bus || !p2p)
+        return RuleOutcome::missing("needs network.allreduce.busbw and network.p2p.bandwidth at a common size");
+    const auto gap = significant_gap(*p2p, *bus, busbw_ratio);
+    if (!gap) return RuleOutcome::none();
+    Finding f = comparison_finding(
+        "network.allreduce.below_p2p", "network", Severity::medium,
+        fmt::format("All-reduce bus bandwidth is {:.1f}x below the point-to-point bandwidth at {} bytes", gap->ratio,
+                    label_of(*bus, "size")),
+        *p2p, "one link's bandwidth between two ranks (osu_bw)", *bus,
+        "all-reduce busbw = algbw * 2(n-1)/n (nccl-tests): a ring reaches the link bandwidth", *gap, "");
+    f.target = GainTarget{step_pipeline, "allreduce", gap->gain(), std::nullopt};
+    f.gain_basis = "all-reduce time saved if its bus bandwidth reached the measured point-to-point bandwidth";
+    f.suggestion =
+        "Let the all-reduce use the link: try the ring or segmented algorithms (Open MPI: --mca coll_tuned_use_dynamic_"
+        "rules 1 --mca coll_tuned_allreduce_algorithm 4, or UCC/HCOLL where installed), check the transport the "
+        "ranks picked (--mca btl self,vader,tcp or ucx; ompi_info), and reduce fewer, larger buffers.";
+    return RuleOutcome::found(std::move(f));
+}
+
+const Measurement* nearest_median(const std::vector<const Measurement*>& ms, double value) {
+    const Measurement* best = nullptr;
+    for (const auto* m : ms)
+        if (!best || std::abs(m->summary.median - value) < std::abs(best->summary.median - value)) best = m;
+    return best;
+}
+
+RuleOutcome slow_link(const RunReport& r) {
+    const auto ms = find_measurements(r, "network.pair.bandwidth");
+    std::vector<PairBandwidth> pairs;
+    for (const auto* m : ms)
+        pairs.push_back({label_of(*m, "pair"), m->summary.median});
+    if (pairs.size() < 3)
+        return RuleOutcome::missing("needs network.pair.bandwidth for 3 or more rank pairs (3 or more ranks)");
+    const auto slow = slow_pairs(pairs, slow_pair_fraction);
+    if (slow.empty()) return RuleOutcome::none();
+    const double typical = median_pair_bandwidth(pairs);
+    const auto* slowest = find_measurement(r, "network.pair.bandwidth", {{"pair", slow.front().pair}});
+    const auto* usual = nearest_median(ms, typical);
+    const auto gap = significant_gap(*usual, *slowest, 1.0 / slow_pair_fraction);
+    if (!gap) return RuleOutcome::none();
+    std::string names;
+    for (const auto& p : slow)
+        names += (names.empty() ? "" : ", ") + p.pair;
+    Finding f = comparison_finding(
+        "network.pair.slow_link", "network", Severity::high,
+        fmt::format("Rank pair {} moves {:.3g} GB/s, {:.1f}x below the median pair ({} slow: {})", slow.front().pair,
+                    slow.front().gb_per_s, typical / slow.front().gb_per_s, slow.size(), names),
+        *usual, "the median rank pair", *slowest, "the slowest rank pair", *gap, "");
+    f.target = GainTarget{step_pipeline, "allreduce", gap->gain(), std::nullopt};
+    f.gain_basis =
+        "all-reduce time saved if the slowest link ran like the median one (a ring moves at the pace of "
+        "its slowest link)";
+    f.suggestion = fmt::format(
+        "Check the link between the ranks of pair {} (see network.world's hosts): cabling and port speed "
+        "(ethtool, ibstat), a rank bound to the wrong NUMA node or NIC (--bind-to core --map-by numa), or traffic "
+        "routed over a slower interface (--mca btl_tcp_if_include).",
+        slow.front().pair);
+    return RuleOutcome::found(std::move(f));
+}
+
+}  // namespace
+
+std::vector<Rule> network_rules() {
+    return {
+        {"network.allreduce.not_overlapped", "network", not_overlapped},
+        {"network.allreduce.below_p2p", "network", busbw_below_p2p},
+        {"network.pair.slow_link", "network", slow_link},
+    };
+}
+
+}  // namespace clprobe
