@@ -51,6 +51,10 @@ struct Comparison {
     double threshold = 0.05;
     std::vector<MetricComparison> metrics;
     std::vector<EnvironmentDifference> environment;
+    // The build and runtime libraries (RunReport::provenance) that differ, ids "provenance.<field>".
+    // Unknown when either report predates provenance: then nothing can be said, and this is empty.
+    std::vector<EnvironmentDifference> provenance;
+    bool provenance_known = false;
     std::vector<std::string> explanations;  // differences tied to the environment where evidence allows
     std::vector<Finding> findings_only_in_a, findings_only_in_b;
 

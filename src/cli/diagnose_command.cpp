@@ -26,6 +26,7 @@
 #include "rules/analysis.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
+#include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "topology/topology_input.hpp"
 
@@ -45,8 +46,8 @@ struct sigaction interrupt_action() {
 
 struct DiagnoseOptions {
     std::string device;
-    std::string layers = "system,topology,transfer,kernel";
-    std::string workloads = "glm,attention";
+    std::vector<std::string> layers = known_layers();
+    std::vector<std::string> workloads = known_workloads();
     RunOptions::GlmShape glm;
     RunOptions::AttentionShape attention;
     bool quick = false;
@@ -83,21 +84,30 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
             {"attention", attention}};
 }
 
+// "kernel,system,kernel" -> "kernel,system"; empty items (",,") dropped.
+std::vector<std::string> without_repeats(const std::vector<std::string>& items) {
+    std::vector<std::string> out;
+    for (const auto& item : items)
+        if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    return out;
+}
+
 int run_diagnose(const DiagnoseOptions& o) {
     const auto started = std::chrono::steady_clock::now();
     if (o.quiet) Log::set_level(LogLevel::quiet);
     RunOptions run;
     run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
     run.use_cache = !o.no_cache;
-    try {
-        run.layers = parse_layers(o.layers);
-        // "none": the device ceilings only. The list then names no workload, which run_probes
-        // reads as "select none" (an empty list would mean all).
-        run.workloads = o.workloads == "none" ? std::vector<std::string>{"none"}
-                                              : parse_choices(o.workloads, known_workloads(), "workload");
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-    }
+    // CLI11 checked every item; what is left is the lists as a whole.
+    run.layers = without_repeats(o.layers);
+    if (run.layers.empty()) throw UsageError("--layers needs at least one layer");
+    run.workloads = without_repeats(o.workloads);
+    if (run.workloads.empty()) throw UsageError("--workloads needs at least one workload, or none");
+    // "none": the device ceilings only. The list then names no workload, which run_probes reads as
+    // "select none" (an empty list would mean all).
+    if (run.workloads.size() > 1 &&
+        std::find(run.workloads.begin(), run.workloads.end(), "none") != run.workloads.end())
+        throw UsageError("--workloads none cannot be combined with a workload");
     run.topology_xml = o.topology_xml;
     run.device_pci = o.device_pci;
     run.probe_timeout = o.probe_timeout;
@@ -128,6 +138,7 @@ int run_diagnose(const DiagnoseOptions& o) {
 
     RunReport report;
     report.tool_version = tool_version;
+    report.provenance = current_provenance();
     report.created_at = utc_timestamp();
     report.command_line = command_line();
     report.options = options_json(o, run);
@@ -203,9 +214,17 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     auto opts = std::make_shared<DiagnoseOptions>();
     CLI::App* cmd = app.add_subcommand("diagnose", "Measure the device layer by layer and rank what slows it down");
     add_device_option(cmd, opts->device);
-    cmd->add_option("--layers", opts->layers, "Comma-separated layers to run: system,topology,transfer,kernel")
+    // Validators rather than hand parsing: --help lists the valid values, and a bad one gets
+    // CLI11's one-line error (exit code 2) before anything runs.
+    std::vector<std::string> workload_choices = known_workloads();
+    workload_choices.emplace_back("none");
+    cmd->add_option("--layers", opts->layers, "Comma-separated layers to run")
+        ->delimiter(',')
+        ->check(CLI::IsMember(known_layers(), CLI::ignore_space))
         ->capture_default_str();
-    cmd->add_option("--workloads", opts->workloads, "Workloads of the kernel layer to run: glm,attention, or none")
+    cmd->add_option("--workloads", opts->workloads, "Comma-separated workloads of the kernel layer, or none")
+        ->delimiter(',')
+        ->check(CLI::IsMember(workload_choices, CLI::ignore_space))
         ->capture_default_str();
     // Bounds keep a typo from asking for petabytes; the probes then cap sizes by device and host memory.
     const auto count_range = CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40);
