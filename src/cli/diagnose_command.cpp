@@ -92,13 +92,8 @@ std::vector<std::string> without_repeats(const std::vector<std::string>& items) 
     return out;
 }
 
-int run_diagnose(const DiagnoseOptions& o) {
-    const auto started = std::chrono::steady_clock::now();
-    if (o.quiet) Log::set_level(LogLevel::quiet);
-    RunOptions run;
-    run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
-    run.use_cache = !o.no_cache;
-    // CLI11 checked every item; what is left is the lists as a whole.
+// CLI11 checked every item; what is left is the lists as a whole.
+void choose_layers_and_workloads(const DiagnoseOptions& o, RunOptions& run) {
     run.layers = without_repeats(o.layers);
     if (run.layers.empty()) throw UsageError("--layers needs at least one layer");
     run.workloads = without_repeats(o.workloads);
@@ -108,6 +103,15 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (run.workloads.size() > 1 &&
         std::find(run.workloads.begin(), run.workloads.end(), "none") != run.workloads.end())
         throw UsageError("--workloads none cannot be combined with a workload");
+}
+
+int run_diagnose(const DiagnoseOptions& o) {
+    const auto started = std::chrono::steady_clock::now();
+    if (o.quiet) Log::set_level(LogLevel::quiet);
+    RunOptions run;
+    run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
+    run.use_cache = !o.no_cache;
+    choose_layers_and_workloads(o, run);
     run.topology_xml = o.topology_xml;
     run.device_pci = o.device_pci;
     run.probe_timeout = o.probe_timeout;

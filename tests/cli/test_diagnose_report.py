@@ -57,8 +57,12 @@ def test_report_records_provenance():
     expect(prov["icd_loader"] != "unknown", f"ocl-icd answers clGetICDLoaderInfoOCLICD: {prov}")
     version = run("--version")
     expect(version.rc == 0, "--version", version)
+    lines = version.stdout.splitlines()
+    expect(lines[0] == f"clprobe {prov['clprobe_version']}", "--version's first line", version)
+    printed = dict(line.split(None, 1) for line in lines[1:])
     for field, value in prov.items():
-        expect(f"{field}" in version.stdout and value in version.stdout, f"--version lacks {field} {value}", version)
+        if field != "clprobe_version":
+            expect(printed.get(field) == value, f"--version: {field} is not {value}", version)
 
 
 def test_kernel_ceilings_are_measured():
