@@ -65,6 +65,11 @@ struct Comparison {
 
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options = {});
 
+// The provenance fields that differ, "provenance.<field>" in provenance_fields order (the version
+// excepted: it is tool_version's difference). Shared by compare and any other view of several
+// reports.
+std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, const Provenance& b);
+
 // The bootstrap interval alone, for tests: percentile interval of median(b*) / median(a*).
 std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
                                                    int resamples, unsigned seed = 12345);

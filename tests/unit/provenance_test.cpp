@@ -150,6 +150,18 @@ TEST_CASE("provenance: compare lists the fields that differ, or says none do", "
     CHECK(comparison_to_json(same).at("provenance") == json::array());
 }
 
+TEST_CASE("provenance: a version change alone is tool_version's difference, not provenance's",
+          "[provenance][compare]") {
+    Provenance b = sample_provenance();
+    b.clprobe_version = "0.2.0";
+    CHECK(provenance_differences(sample_provenance(), b).empty());
+    b.openblas = "not built in";
+    const auto d = provenance_differences(sample_provenance(), b);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].field == "provenance.openblas");
+    CHECK(d[0].b == "not built in");
+}
+
 TEST_CASE("provenance: compare says so when a report predates it", "[provenance][compare]") {
     const Comparison c = compare_reports(report_with(std::nullopt), report_with(sample_provenance()));
     CHECK_FALSE(c.provenance_known);
