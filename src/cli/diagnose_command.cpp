@@ -224,11 +224,11 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     workload_choices.emplace_back("none");
     cmd->add_option("--layers", opts->layers, "Comma-separated layers to run")
         ->delimiter(',')
-        ->check(CLI::IsMember(known_layers(), CLI::ignore_space))
+        ->transform(CLI::IsMember(known_layers(), CLI::ignore_space))
         ->capture_default_str();
     cmd->add_option("--workloads", opts->workloads, "Comma-separated workloads of the kernel layer, or none")
         ->delimiter(',')
-        ->check(CLI::IsMember(workload_choices, CLI::ignore_space))
+        ->transform(CLI::IsMember(workload_choices, CLI::ignore_space))
         ->capture_default_str();
     // Bounds keep a typo from asking for petabytes; the probes then cap sizes by device and host memory.
     const auto count_range = CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40);

@@ -4,7 +4,7 @@ import os
 import re
 import subprocess
 
-from clitest import BINARY, SOURCE_DIR, Result, expect, main, run
+from clitest import BINARY, SOURCE_DIR, Result, expect, load_json, main, run
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "reports", "pocl_kernel_quick.json")
 QUICK = ("diagnose", "--layers", "system", "--quick", "-q")
@@ -92,6 +92,15 @@ def test_help_lists_layers_and_workloads():
     expect("glm,attention,none" in r.stdout, "--help does not list the workloads", r)
 
 
+def test_layer_lists_are_cleaned():
+    # Spaces around items and repeats are accepted and dropped; the report records the clean list.
+    r = run("diagnose", "--layers", "topology, topology", "--workloads", " none", "--quick", "-q", "--json", "-")
+    expect(r.rc == 0, "diagnose --layers 'topology, topology'", r)
+    doc = load_json(r.stdout, r)
+    expect(doc["options"]["layers"] == ["topology"], f"layers: {doc['options']['layers']}", r)
+    expect(doc["options"]["workloads"] == ["none"], f"workloads: {doc['options']['workloads']}", r)
+
+
 if __name__ == "__main__":
     main([test_stdout_full_device, test_stdout_closed_pipe, test_every_report_file_checked, test_color_through_a_pipe,
-          test_version_names_build_and_libraries, test_help_lists_layers_and_workloads])
+          test_version_names_build_and_libraries, test_help_lists_layers_and_workloads, test_layer_lists_are_cleaned])
