@@ -277,6 +277,16 @@ std::vector<const MetricComparison*> Comparison::headline_regressions() const {
     return out;
 }
 
+std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, const Provenance& b) {
+    std::vector<EnvironmentDifference> out;
+    const auto fa = provenance_fields(a), fb = provenance_fields(b);
+    // The version itself is tool_version's difference, listed with the environment.
+    for (std::size_t i = 0; i < fa.size(); ++i)
+        if (fa[i].first != "clprobe_version")
+            add_if_different(out, "provenance." + std::string(fa[i].first), fa[i].second, fb[i].second);
+    return out;
+}
+
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options) {
     Comparison c;
     c.a_label = report_label(a);
@@ -304,6 +314,8 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
             c.metrics.push_back(std::move(m));
         }
     environment_diff(a, b, c.environment);
+    c.provenance_known = a.provenance && b.provenance;
+    if (c.provenance_known) c.provenance = provenance_differences(*a.provenance, *b.provenance);
 
     auto ids = [](const RunReport& r) {
         std::map<std::string, const Finding*> out;

@@ -51,6 +51,10 @@ struct Comparison {
     double threshold = 0.05;
     std::vector<MetricComparison> metrics;
     std::vector<EnvironmentDifference> environment;
+    // The build and runtime libraries (RunReport::provenance) that differ, ids "provenance.<field>".
+    // Unknown when either report predates provenance: then nothing can be said, and this is empty.
+    std::vector<EnvironmentDifference> provenance;
+    bool provenance_known = false;
     std::vector<std::string> explanations;  // differences tied to the environment where evidence allows
     std::vector<Finding> findings_only_in_a, findings_only_in_b;
 
@@ -60,6 +64,11 @@ struct Comparison {
 };
 
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options = {});
+
+// The provenance fields that differ, "provenance.<field>" in provenance_fields order (the version
+// excepted: it is tool_version's difference). Shared by compare and any other view of several
+// reports.
+std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, const Provenance& b);
 
 // The bootstrap interval alone, for tests: percentile interval of median(b*) / median(a*).
 std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,

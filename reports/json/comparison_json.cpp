@@ -4,6 +4,19 @@ namespace clprobe {
 
 using nlohmann::json;
 
+namespace {
+
+// null when either report predates provenance; otherwise the fields that differ (maybe none).
+json provenance_json(const Comparison& c) {
+    if (!c.provenance_known) return nullptr;
+    json out = json::array();
+    for (const auto& e : c.provenance)
+        out.push_back({{"field", e.field}, {"a", e.a}, {"b", e.b}});
+    return out;
+}
+
+}  // namespace
+
 json comparison_to_json(const Comparison& c) {
     json metrics = json::array();
     for (const auto& m : c.metrics)
@@ -39,6 +52,7 @@ json comparison_to_json(const Comparison& c) {
             {"threshold", c.threshold},
             {"metrics", metrics},
             {"environment", env},
+            {"provenance", provenance_json(c)},
             {"explanations", c.explanations},
             {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
             {"findings_only_in_b", finding_ids(c.findings_only_in_b)},

@@ -104,6 +104,13 @@ json finding_to_json(const Finding& f) {
 
 }  // namespace
 
+json provenance_to_json(const Provenance& p) {
+    json j = json::object();
+    for (const auto& [id, value] : provenance_fields(p))
+        j[std::string(id)] = value;
+    return j;
+}
+
 json report_to_json(const RunReport& r) {
     json results = json::array();
     for (const auto& p : r.results) {
@@ -125,24 +132,27 @@ json report_to_json(const RunReport& r) {
     json skipped = json::array();
     for (const auto& s : r.rules_not_evaluated)
         skipped.push_back({{"rule", s.rule}, {"reason", s.reason}});
-    return {{"schema", r.schema},
-            {"schema_version", r.schema_version},
-            {"tool_version", r.tool_version},
-            {"created_at", r.created_at},
-            {"command_line", r.command_line},
-            {"options", r.options},
-            {"host",
-             {{"hostname", r.host.hostname},
-              {"os", r.host.os},
-              {"kernel", r.host.kernel},
-              {"cpu_model", r.host.cpu_model},
-              {"logical_cpus", r.host.logical_cpus}}},
-            {"device", r.device ? device_info_to_json(*r.device) : json(nullptr)},
-            {"results", results},
-            {"findings", findings},
-            {"rules_not_evaluated", skipped},
-            {"complete", r.complete},
-            {"wall_seconds", r.wall_seconds}};
+    json out = {{"schema", r.schema},
+                {"schema_version", r.schema_version},
+                {"tool_version", r.tool_version},
+                {"created_at", r.created_at},
+                {"command_line", r.command_line},
+                {"options", r.options},
+                {"host",
+                 {{"hostname", r.host.hostname},
+                  {"os", r.host.os},
+                  {"kernel", r.host.kernel},
+                  {"cpu_model", r.host.cpu_model},
+                  {"logical_cpus", r.host.logical_cpus}}},
+                {"device", r.device ? device_info_to_json(*r.device) : json(nullptr)},
+                {"results", results},
+                {"findings", findings},
+                {"rules_not_evaluated", skipped},
+                {"complete", r.complete},
+                {"wall_seconds", r.wall_seconds}};
+    // Optional, like "target": a report re-saved from one written before provenance has none.
+    if (r.provenance) out["provenance"] = provenance_to_json(*r.provenance);
+    return out;
 }
 
 std::string report_to_json_text(const RunReport& report) {
@@ -369,6 +379,22 @@ Finding read_finding(const Field& f) {
     return out;
 }
 
+Provenance read_provenance(const Field& f) {
+    f.object();
+    Provenance p;
+    p.clprobe_version = f.at("clprobe_version").str();
+    p.git_commit = f.at("git_commit").str();
+    p.build_type = f.at("build_type").str();
+    p.compiler = f.at("compiler").str();
+    p.hwloc_version = f.at("hwloc_version").str();
+    p.icd_loader = f.at("icd_loader").str();
+    p.openblas = f.at("openblas").str();
+    p.fmt_version = f.at("fmt_version").str();
+    p.cli11_version = f.at("cli11_version").str();
+    p.nlohmann_json_version = f.at("nlohmann_json_version").str();
+    return p;
+}
+
 }  // namespace
 
 RunReport report_from_json(const json& j) {
@@ -385,6 +411,9 @@ RunReport report_from_json(const json& j) {
             .fail("version " + std::to_string(r.schema_version) + " is not supported (this clprobe reads version " +
                   std::to_string(RunReport::current_schema_version) + ")");
     r.tool_version = root.at("tool_version").str();
+    // "provenance" arrived after the first reports: absent or null, it stays unknown.
+    if (root.has("provenance") && !root.at("provenance").raw().is_null())
+        r.provenance = read_provenance(root.at("provenance"));
     r.created_at = root.at("created_at").str();
     r.command_line = root.at("command_line").strings();
     r.options = root.at("options").object();

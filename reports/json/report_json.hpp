@@ -17,6 +17,7 @@ class ReportFormatError : public std::runtime_error {
 
 nlohmann::json report_to_json(const RunReport& report);
 nlohmann::json device_info_to_json(const DeviceInfo& device);
+nlohmann::json provenance_to_json(const Provenance& provenance);
 std::string report_to_json_text(const RunReport& report);  // pretty, with a trailing newline
 
 // Throws ReportFormatError("<field path>: <problem>").

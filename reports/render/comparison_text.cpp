@@ -14,6 +14,18 @@ std::string paint(bool color, const char* code, std::string_view s) {
     return color ? fmt::format("\x1b[{}m{}\x1b[0m", code, s) : std::string(s);
 }
 
+// Part of the environment: a rebuild or a library upgrade can explain a difference as well as the
+// hardware can.
+void render_provenance(std::string& out, const Comparison& c, bool color) {
+    out += "\n" + paint(color, "1", "Provenance (build and libraries)") + "\n";
+    if (!c.provenance_known)
+        out += "  unknown: a report predates provenance records\n";
+    else if (c.provenance.empty())
+        out += "  no differences\n";
+    for (const auto& e : c.provenance)
+        out += fmt::format("  {:<40} {} -> {}\n", e.field, e.a, e.b);
+}
+
 std::string row(const MetricComparison& m, bool color) {
     std::string verdict(to_string(m.verdict));
     if (m.verdict == Verdict::slower) verdict = paint(color, "31", verdict);
@@ -56,6 +68,7 @@ std::string render_comparison_text(const Comparison& c, bool verbose, bool color
         out += fmt::format("  {:<40} {} -> {}\n", e.field, e.a, e.b);
     for (const auto& e : c.explanations)
         out += fmt::format("  => {}\n", e);
+    render_provenance(out, c, color);
 
     if (!c.findings_only_in_a.empty() || !c.findings_only_in_b.empty()) {
         out += "\n" + paint(color, "1", "Findings in one report only") + "\n";

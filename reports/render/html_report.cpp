@@ -44,8 +44,10 @@ void header(std::string& out, const RunReport& r) {
                            escape(r.device->selector));
     out += fmt::format("Host {} &middot; {} &middot; {} logical CPUs &middot; {}<br>", escape(r.host.hostname),
                        escape(r.host.cpu_model), r.host.logical_cpus, escape(r.host.os));
-    out += fmt::format("Run {} &middot; clprobe {} &middot; {:.1f} s &middot; options <code>{}</code></p>\n",
+    out += fmt::format("Run {} &middot; clprobe {} &middot; {:.1f} s &middot; options <code>{}</code>",
                        escape(r.created_at), escape(r.tool_version), r.wall_seconds, escape(r.options.dump()));
+    if (r.provenance) out += fmt::format("<br>Build clprobe {}", escape(provenance_summary(*r.provenance)));
+    out += "</p>\n";
 }
 
 // How far to trust the numbers (rules/trust.cpp): warnings first, then what supports them.

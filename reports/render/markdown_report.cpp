@@ -64,8 +64,10 @@ std::string render_markdown(const RunReport& r, bool verbose) {
                            r.device->platform_name, r.device->driver_version, r.device->selector);
     out += fmt::format("- **Host**: {}, {}, {} logical CPUs, {}\n", r.host.hostname, r.host.cpu_model,
                        r.host.logical_cpus, r.host.os);
-    out += fmt::format("- **Run**: {}, clprobe {}, {:.1f} s, options `{}`\n\n", r.created_at, r.tool_version,
+    out += fmt::format("- **Run**: {}, clprobe {}, {:.1f} s, options `{}`\n", r.created_at, r.tool_version,
                        r.wall_seconds, r.options.dump());
+    if (r.provenance) out += fmt::format("- **Build**: clprobe {}\n", provenance_summary(*r.provenance));
+    out += "\n";
 
     out += "## Measurement trust\n\n";
     for (const auto& n : assess_trust(r))

@@ -162,7 +162,9 @@ std::string render_text(const RunReport& r, const TextOptions& o) {
                        r.host.logical_cpus, r.host.os);
     std::string mode =
         r.options.contains("mode") && r.options["mode"].is_string() ? r.options["mode"].get<std::string>() : "?";
-    out += fmt::format("run:    {} · mode {} · {:.1f} s\n\n", r.created_at, mode, r.wall_seconds);
+    out += fmt::format("run:    {} · mode {} · {:.1f} s\n", r.created_at, mode, r.wall_seconds);
+    if (r.provenance) out += fmt::format("build:  clprobe {}\n", provenance_summary(*r.provenance));
+    out += "\n";
     render_trust(out, r, o, p);
     out += "\n";
     out += render_trace_summary(r);

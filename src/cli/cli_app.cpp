@@ -2,15 +2,31 @@
 
 #include <fmt/core.h>
 
+#include "cli/cli_common.hpp"
 #include "cli/exit_codes.hpp"
-#include "core/version.hpp"
+#include "runtime/provenance_query.hpp"
 
 namespace clprobe {
 
+namespace {
+
+std::string version_text(const Provenance& p) {
+    std::string out = fmt::format("clprobe {}", p.clprobe_version);
+    for (const auto& [id, value] : provenance_fields(p))
+        if (id != "clprobe_version") out += fmt::format("\n{:<22} {}", id, value);
+    return out;
+}
+
+}  // namespace
+
 std::unique_ptr<CliApp> make_cli_app() {
     auto cli = std::make_unique<CliApp>();
-    cli->app.set_version_flag("--version", tool_version);
+    // The first line stays "clprobe X.Y.Z" (help2man and scripts read it); the provenance follows.
+    cli->app.set_version_flag("--version", [] { return version_text(current_provenance()); });
     cli->app.require_subcommand(1);
+    // Global options (--color) also after the command: `clprobe report F --color=always`.
+    cli->app.fallthrough();
+    add_color_option(cli->app);
     cli->commands = {
         {"list", add_list_command(cli->app)},         {"info", add_info_command(cli->app)},
         {"diagnose", add_diagnose_command(cli->app)}, {"report", add_report_command(cli->app)},

@@ -113,7 +113,41 @@ std::vector<std::string>& command_line() {
     return args;
 }
 
+namespace {
+
+ColorMode& color_mode() {
+    static ColorMode mode = ColorMode::automatic;
+    return mode;
+}
+
+}  // namespace
+
+void set_color_mode(ColorMode mode) {
+    color_mode() = mode;
+}
+
+void add_color_option(CLI::App& app) {
+    app.add_option_function<std::string>(
+           "--color",
+           [](const std::string& when) {
+               set_color_mode(when == "always"  ? ColorMode::always
+                              : when == "never" ? ColorMode::never
+                                                : ColorMode::automatic);
+           },
+           "Colour the text report: auto (a terminal, unless NO_COLOR is set), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->default_str("auto");
+}
+
 bool color_stdout() {
+    switch (color_mode()) {
+        case ColorMode::always:
+            return true;
+        case ColorMode::never:
+            return false;
+        default:
+            break;
+    }
     const char* no_color = std::getenv("NO_COLOR");
     return ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }

@@ -47,7 +47,14 @@ std::string utc_timestamp();
 // The raw arguments, for RunReport::command_line (set by main).
 std::vector<std::string>& command_line();
 
-// stdout is a terminal and NO_COLOR is unset.
+// --color: auto (a terminal, and NO_COLOR unset or empty), always (even into a pipe or a file),
+// never.
+enum class ColorMode { automatic, always, never };
+void set_color_mode(ColorMode mode);
+// Adds the global --color=auto|always|never option.
+void add_color_option(CLI::App& app);
+
+// Whether the text written to stdout gets ANSI colours, by --color.
 bool color_stdout();
 
 }  // namespace clprobe

@@ -27,6 +27,7 @@
 #include "rules/analysis.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
+#include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "topology/topology_input.hpp"
 
@@ -46,9 +47,10 @@ struct sigaction interrupt_action() {
 
 struct DiagnoseOptions {
     std::string device;
-    std::string layers = "system,topology,transfer,kernel";
-    bool layers_given = false;  // --layers on the command line; otherwise the network layer joins under mpirun
-    std::string workloads = "glm,attention";
+    // The node-local layers; the network layer joins them when launched by mpirun/srun with 2+ ranks.
+    std::vector<std::string> layers{"system", "topology", "transfer", "kernel"};
+    bool layers_given = false;  // --layers on the command line
+    std::vector<std::string> workloads = known_workloads();
     RunOptions::GlmShape glm;
     RunOptions::AttentionShape attention;
     bool quick = false;
@@ -85,6 +87,27 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
             {"attention", attention}};
 }
 
+// "kernel,system,kernel" -> "kernel,system"; empty items (",,") dropped.
+std::vector<std::string> without_repeats(const std::vector<std::string>& items) {
+    std::vector<std::string> out;
+    for (const auto& item : items)
+        if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    return out;
+}
+
+// CLI11 checked every item; what is left is the lists as a whole.
+void choose_layers_and_workloads(const DiagnoseOptions& o, RunOptions& run) {
+    run.layers = without_repeats(o.layers);
+    if (run.layers.empty()) throw UsageError("--layers needs at least one layer");
+    run.workloads = without_repeats(o.workloads);
+    if (run.workloads.empty()) throw UsageError("--workloads needs at least one workload, or none");
+    // "none": the device ceilings only. The list then names no workload, which run_probes reads as
+    // "select none" (an empty list would mean all).
+    if (run.workloads.size() > 1 &&
+        std::find(run.workloads.begin(), run.workloads.end(), "none") != run.workloads.end())
+        throw UsageError("--workloads none cannot be combined with a workload");
+}
+
 int run_diagnose(const DiagnoseOptions& o) {
     const auto started = std::chrono::steady_clock::now();
     if (o.quiet) Log::set_level(LogLevel::quiet);
@@ -95,16 +118,8 @@ int run_diagnose(const DiagnoseOptions& o) {
     // it cannot, the network layer reports why and the other layers run as usual. Finalised
     // when the run ends, whichever way it ends.
     const ScopedMpiSession mpi;
-    try {
-        run.layers = parse_layers(o.layers);
-        if (!o.layers_given && MpiSession::world() != nullptr) run.layers.push_back("network");
-        // "none": the device ceilings only. The list then names no workload, which run_probes
-        // reads as "select none" (an empty list would mean all).
-        run.workloads = o.workloads == "none" ? std::vector<std::string>{"none"}
-                                              : parse_choices(o.workloads, known_workloads(), "workload");
-    } catch (const std::invalid_argument& e) {
-        throw UsageError(e.what());
-    }
+    choose_layers_and_workloads(o, run);
+    if (!o.layers_given && MpiSession::world() != nullptr) run.layers.push_back("network");
     run.topology_xml = o.topology_xml;
     run.device_pci = o.device_pci;
     run.probe_timeout = o.probe_timeout;
@@ -135,6 +150,7 @@ int run_diagnose(const DiagnoseOptions& o) {
 
     RunReport report;
     report.tool_version = tool_version;
+    report.provenance = current_provenance();
     report.created_at = utc_timestamp();
     report.command_line = command_line();
     report.options = options_json(o, run);
@@ -210,11 +226,19 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     auto opts = std::make_shared<DiagnoseOptions>();
     CLI::App* cmd = app.add_subcommand("diagnose", "Measure the device layer by layer and rank what slows it down");
     add_device_option(cmd, opts->device);
+    // Validators rather than hand parsing: --help lists the valid values, and a bad one gets
+    // CLI11's one-line error (exit code 2) before anything runs.
+    std::vector<std::string> workload_choices = known_workloads();
+    workload_choices.emplace_back("none");
     auto* layers = cmd->add_option("--layers", opts->layers,
-                                   "Comma-separated layers to run: system,topology,transfer,kernel,network (network: "
-                                   "MPI between ranks, added by default when launched by mpirun/srun with 2+ ranks)")
+                                   "Comma-separated layers to run (network: MPI between ranks, added by default when "
+                                   "launched by mpirun/srun with 2+ ranks)")
+                       ->delimiter(',')
+                       ->transform(CLI::IsMember(known_layers(), CLI::ignore_space))
                        ->capture_default_str();
-    cmd->add_option("--workloads", opts->workloads, "Workloads of the kernel layer to run: glm,attention, or none")
+    cmd->add_option("--workloads", opts->workloads, "Comma-separated workloads of the kernel layer, or none")
+        ->delimiter(',')
+        ->transform(CLI::IsMember(workload_choices, CLI::ignore_space))
         ->capture_default_str();
     // Bounds keep a typo from asking for petabytes; the probes then cap sizes by device and host memory.
     const auto count_range = CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40);

@@ -3,23 +3,22 @@
 #include <fmt/core.h>
 
 #include <new>
+#include <system_error>
 
 #include "cl/cl_error.hpp"
 #include "cli/cli_app.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/stdout_check.hpp"
 #include "core/atomic_file.hpp"
 
-int main(int argc, char** argv) {
-    using namespace clprobe;
-    for (int i = 0; i < argc; ++i)
-        command_line().emplace_back(argv[i]);
+namespace {
 
-    auto cli = make_cli_app();
-    auto parsed = parse_cli(*cli, argc, argv);
-    if (const int* code = std::get_if<int>(&parsed)) return *code;
+// Runs the chosen command and maps every exception to one line on stderr and an exit code.
+int run_command(const clprobe::CommandRunner& run) {
+    using namespace clprobe;
     try {
-        return std::get<CommandRunner>(parsed)();
+        return run();
     } catch (const UsageError& e) {
         fmt::print(stderr, "clprobe: {}\n", e.what());
         return exit_code::usage;
@@ -32,8 +31,30 @@ int main(int argc, char** argv) {
     } catch (const std::bad_alloc&) {
         fmt::print(stderr, "clprobe: out of memory\n");
         return exit_code::failure;
+    } catch (const std::system_error& e) {
+        // fmt::print throws when stdout refuses a large write: finish_stdout names that failure.
+        if (!stdout_failed()) {
+            fmt::print(stderr, "clprobe: {}\n", e.what());
+            return exit_code::failure;
+        }
+        note_stdout_error(e.code().value());
+        return exit_code::output;
     } catch (const std::exception& e) {
         fmt::print(stderr, "clprobe: {}\n", e.what());
         return exit_code::failure;
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace clprobe;
+    for (int i = 0; i < argc; ++i)
+        command_line().emplace_back(argv[i]);
+
+    auto cli = make_cli_app();
+    auto parsed = parse_cli(*cli, argc, argv);
+    // Help and version go to stdout too.
+    if (const int* code = std::get_if<int>(&parsed)) return finish_stdout(*code);
+    return finish_stdout(run_command(std::get<CommandRunner>(parsed)));
 }

@@ -26,6 +26,7 @@
 #include "rules/trace_rules.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
+#include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "trace/program_runner.hpp"
 #include "trace/trace_reader.hpp"
@@ -179,6 +180,7 @@ void write_outputs(const TraceOptions& o, const RunReport& report, const Program
 RunReport new_report(const TraceOptions& o, const DeviceInfo& device) {
     RunReport report;
     report.tool_version = tool_version;
+    report.provenance = current_provenance();
     report.created_at = utc_timestamp();
     report.command_line = command_line();
     report.host = query_host_info();

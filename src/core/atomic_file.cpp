@@ -66,6 +66,13 @@ void write_in_place(const std::filesystem::path& path, std::string_view content)
         }
         done += static_cast<std::size_t>(n);
     }
+    // A block device or a network file can still refuse the data here; a pipe, a terminal or
+    // /dev/null cannot be synced at all (EINVAL), which is not a failure.
+    if (::fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP && errno != EROFS) {
+        const int err = errno;
+        ::close(fd);
+        fail(path, "fsync failed", err);
+    }
     if (::close(fd) != 0 && errno != EINTR) fail(path, "close failed", errno);
 }
 

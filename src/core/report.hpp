@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device_info.hpp"
+#include "core/provenance.hpp"
 #include "core/stats.hpp"
 
 namespace clprobe {
@@ -106,7 +107,8 @@ struct RunReport {
     std::string schema{schema_id};
     int schema_version = current_schema_version;
     std::string tool_version;
-    std::string created_at;  // UTC, ISO 8601
+    std::optional<Provenance> provenance;  // absent in reports written before it was recorded
+    std::string created_at;                // UTC, ISO 8601
     std::vector<std::string> command_line;
     nlohmann::json options = nlohmann::json::object();
     HostInfo host;

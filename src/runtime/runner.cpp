@@ -17,31 +17,6 @@ const std::vector<std::string>& known_layers() {
     return layers;
 }
 
-std::vector<std::string> parse_choices(const std::string& list, const std::vector<std::string>& known,
-                                       const char* what) {
-    std::vector<std::string> out;
-    std::stringstream in(list);
-    for (std::string item; std::getline(in, item, ',');) {
-        item.erase(0, item.find_first_not_of(" \t"));
-        item.erase(item.find_last_not_of(" \t") + 1);
-        if (item.empty()) continue;
-        if (std::find(known.begin(), known.end(), item) == known.end()) {
-            std::string choices;
-            for (const auto& k : known)
-                choices += (choices.empty() ? "" : ", ") + k;
-            throw std::invalid_argument(std::string("unknown ") + what + " '" + item + "' (choose from " + choices +
-                                        ")");
-        }
-        if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
-    }
-    if (out.empty()) throw std::invalid_argument(std::string("--") + what + "s needs at least one " + what);
-    return out;
-}
-
-std::vector<std::string> parse_layers(const std::string& list) {
-    return parse_choices(list, known_layers(), "layer");
-}
-
 namespace {
 
 // Build logs can run to pages; the report keeps enough to see the first errors.

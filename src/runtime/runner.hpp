@@ -12,13 +12,6 @@ namespace clprobe {
 // The layers `--layers` accepts, in the order they run.
 const std::vector<std::string>& known_layers();
 
-// Parses "a,b" against the known choices; throws std::invalid_argument naming an unknown item
-// (`what` is "layer" or "workload").
-std::vector<std::string> parse_choices(const std::string& list, const std::vector<std::string>& known,
-                                       const char* what);
-// parse_choices for --layers: "system,kernel".
-std::vector<std::string> parse_layers(const std::string& list);
-
 struct RunnerHooks {
     // The probes that will run, in order, before the first starts.
     std::function<void(const std::vector<const Probe*>&)> on_plan;

@@ -23,9 +23,16 @@ def test_conflicting_modes():
 
 
 def test_bad_layers():
-    check_usage_error(run("diagnose", "--layers", "kernel,gpu"), ["unknown layer 'gpu'"], "unknown layer")
-    check_usage_error(run("diagnose", "--layers", ","), ["at least one layer"], "empty layer list")
-    check_usage_error(run("diagnose", "--workloads", "glm,llama"), ["unknown workload 'llama'"], "unknown workload")
+    # CLI11's validators: the option, the bad item and the valid values, on one line.
+    check_usage_error(run("diagnose", "--layers", "kernel,gpu"), ["--layers", "gpu", "system,topology,transfer,kernel"],
+                      "unknown layer")
+    check_usage_error(run("diagnose", "--layers", ","), ["--layers"], "empty layer list")
+    check_usage_error(run("diagnose", "--workloads", "glm,llama"), ["--workloads", "llama", "glm,attention,none"],
+                      "unknown workload")
+    check_usage_error(run("diagnose", "--workloads", "glm,none"), ["--workloads none"], "none with a workload")
+    for args in (("--layers", "kernel,gpu"), ("--workloads", "llama")):
+        r = run("diagnose", *args)
+        expect(len(r.stderr.strip().splitlines()) == 1, f"{args}: message is not one line", r)
     check_usage_error(run("diagnose", "--glm-rows", "0"), ["--glm-rows"], "zero rows")
     check_usage_error(run("diagnose", "--glm-density", "1.5"), ["--glm-density"], "density above 1")
     check_usage_error(run("diagnose", "--attn-head-dim", "x"), ["--attn-head-dim"], "non-numeric head dim")

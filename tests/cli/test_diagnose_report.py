@@ -3,6 +3,7 @@ published schema, it round-trips through the file writer, and unwritable outputs
 without leaving files behind."""
 import json
 import os
+import re
 
 from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
 
@@ -45,6 +46,23 @@ def test_report_validates_against_schema():
         pass
     else:
         raise AssertionError("the schema accepted an unknown probe status")
+
+
+def test_report_records_provenance():
+    # The same provenance `clprobe --version` prints, in the report: which build, which libraries.
+    prov = report()["provenance"]
+    expect(prov["clprobe_version"] == report()["tool_version"], f"provenance version: {prov}")
+    expect(re.fullmatch(r"\d+\.\d+\.\d+", prov["hwloc_version"]), f"hwloc version: {prov}")
+    expect(prov["openblas"].startswith("OpenBLAS "), f"openblas: {prov}")
+    expect(prov["icd_loader"] != "unknown", f"ocl-icd answers clGetICDLoaderInfoOCLICD: {prov}")
+    version = run("--version")
+    expect(version.rc == 0, "--version", version)
+    lines = version.stdout.splitlines()
+    expect(lines[0] == f"clprobe {prov['clprobe_version']}", "--version's first line", version)
+    printed = dict(line.split(None, 1) for line in lines[1:])
+    for field, value in prov.items():
+        if field != "clprobe_version":
+            expect(printed.get(field) == value, f"--version: {field} is not {value}", version)
 
 
 def test_kernel_ceilings_are_measured():
@@ -151,6 +169,7 @@ def test_transfer_layer_runs():
 
 
 if __name__ == "__main__":
-    main([test_json_stdout_is_only_json, test_report_validates_against_schema, test_kernel_ceilings_are_measured,
+    main([test_json_stdout_is_only_json, test_report_validates_against_schema, test_report_records_provenance,
+          test_kernel_ceilings_are_measured,
           test_json_file_and_text_stdout, test_unwritable_json_path_fails_before_running,
           test_transfer_layer_runs])
