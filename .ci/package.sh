@@ -46,7 +46,7 @@ status=0
     MANPAGER=cat man clprobe | head -n 20
     man -w clprobe | grep -q '^/usr/share/man/man1/clprobe.1'
     # The installed layer, found from the installed binary: the traced program runs under it.
-    /usr/bin/clprobe trace --no-ceilings -q -o /dev/null -- /bin/true
+    /usr/bin/clprobe trace --no-ceilings -q -- /bin/true
     [ -f /usr/share/bash-completion/completions/clprobe ]
     set +x
 } >&2 || status=$?

@@ -71,9 +71,9 @@ def test_every_subcommands_options_match_its_help():
         if sub == "trace":
             want.add("--")
         expect(got == want, f"{sub}: offered {sorted(got)}, help lists {sorted(want)}")
-    expect(complete("diagnose --qu") == ["--quick"], "--qu does not complete to --quick")
+    expect(complete("diagnose --qu") == ["--quick", "--quiet"], "--qu: not --quick and --quiet")
     # Without COMP_LINE (COMP_WORDS and COMP_CWORD only) it completes the same.
-    expect(complete("diagnose --qu", mode="words") == ["--quick"], "COMP_WORDS-only completion differs")
+    expect(complete("diagnose --fu", mode="words") == ["--full"], "COMP_WORDS-only completion differs")
 
 
 def known_choices(option):

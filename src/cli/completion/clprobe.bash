@@ -18,13 +18,14 @@ declare -gA _clprobe_help_cache
 _clprobe_options_of() {
     local key="$1 $2"
     if [[ -z ${_clprobe_help_cache[$key]+set} ]]; then
-        local line names type name out=""
+        local names type name kind out=""
         while read -r names type _; do
             [[ $names == -* ]] || continue
-            local kind=f
-            [[ $type =~ ^[A-Z]+ ]] && kind=v
-            local IFS=,
-            for name in $names; do
+            # A value's type is a word in capitals, maybe with its default or range: TEXT,
+            # TEXT=a,b, FLOAT:FLOAT; a flag is followed by its description or "Excludes: ...".
+            kind=f
+            [[ $type =~ ^[A-Z][A-Z0-9_]*([:=].*)?$ ]] && kind=v
+            for name in ${names//,/ }; do
                 [[ $name == -* ]] && out+="$name $kind"$'\n'
             done
         done < <("$1" $2 --help 2>/dev/null)
