@@ -2,8 +2,8 @@
 # help2man reads only `clprobe --help` and `--version`; each subcommand's own --help is added as a
 # COMMANDS section through a generated include file, so every option on the page comes from the
 # binary itself and cannot drift from it. The subcommands are the ones `clprobe --help` lists.
-# Inputs: CLPROBE (the built binary), HELP2MAN, INCLUDE (src/cli/clprobe.h2m), OUTPUT, WORK_DIR.
-foreach(var CLPROBE HELP2MAN INCLUDE OUTPUT WORK_DIR)
+# Inputs: CLPROBE (the built binary), VERSION, HELP2MAN, INCLUDE (src/cli/clprobe.h2m), OUTPUT, WORK_DIR.
+foreach(var CLPROBE VERSION HELP2MAN INCLUDE OUTPUT WORK_DIR)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "man_page.cmake: ${var} is not set")
   endif()
@@ -41,7 +41,7 @@ endforeach()
 file(WRITE ${WORK_DIR}/commands.h2m "${section}")
 
 execute_process(
-  COMMAND ${HELP2MAN} --no-info --section=1 --source=clprobe --manual="User Commands" --include=${INCLUDE}
+  COMMAND ${HELP2MAN} --no-info --section=1 "--source=clprobe ${VERSION}" --manual="User Commands" --include=${INCLUDE}
           --include=${WORK_DIR}/commands.h2m --output=${OUTPUT}.tmp ${CLPROBE}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

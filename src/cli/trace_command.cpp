@@ -84,9 +84,9 @@ std::string find_layer(const std::string& option) {
           dir / "../lib/clprobe/libclprobe_trace_layer.so"})
         if (::access(candidate.c_str(), R_OK) == 0) return std::filesystem::weakly_canonical(candidate).string();
     throw UsageError(
-        fmt::format("the trace layer libclprobe_trace_layer.so is not next to clprobe ({}); build it "
-                    "(cmake --build build) or name it with --layer",
-                    dir.string()));
+        fmt::format("the trace layer libclprobe_trace_layer.so is not next to clprobe ({}) nor where an install "
+                    "puts it ({}); build it (cmake --build build) or name it with --layer",
+                    dir.string(), (dir / CLPROBE_INSTALLED_LAYER_DIR).lexically_normal().string()));
 }
 
 void check_outputs(const TraceOptions& o) {
