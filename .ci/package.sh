@@ -43,14 +43,18 @@ status=0
     [ "$(command -v clprobe)" = /usr/bin/clprobe ]
     /usr/bin/clprobe --version
     /usr/bin/clprobe list
-    MANPAGER=cat man clprobe | head -n 20
+    MANPAGER=cat man clprobe | sed -n 1,20p  # reads it all: no SIGPIPE under pipefail
     man -w clprobe | grep -q '^/usr/share/man/man1/clprobe.1'
-    # The installed layer, found from the installed binary: the traced program runs under it.
-    /usr/bin/clprobe trace --no-ceilings -q -- /bin/true
+    # The installed layer, found from the installed binary and loaded into the traced program
+    # (clprobe list itself, an OpenCL program): its records open with the layer's header line.
+    records=$(mktemp)
+    /usr/bin/clprobe trace --no-ceilings -q --records "$records" -- /usr/bin/clprobe list >/dev/null
+    grep -q '^H' "$records"
+    rm -f "$records"
     [ -f /usr/share/bash-completion/completions/clprobe ]
     set +x
 } >&2 || status=$?
 set +x
-"${sudo[@]}" apt-get remove -y -qq clprobe >&2
+"${sudo[@]}" apt-get purge -y -qq clprobe >&2
 echo "package: $(basename "$deb") built, installed, run and removed in $((SECONDS - start)) s (status $status)" >&2
 exit $status

@@ -42,13 +42,17 @@ def test_install_layout_and_layer_lookup():
         programs = {f for f in files if not f.startswith("share/")}
         expect(programs == {"bin/clprobe", f"{libdir}/clprobe/libclprobe_trace_layer.so"},
                f"other programs installed: {sorted(programs)}")
-        # The installed binary, with no layer next to it, finds the installed one.
+        # The installed binary, with no layer next to it, finds the installed one, which the traced
+        # program (the installed clprobe listing devices) loads: its records open with the header.
         exe = os.path.join(prefix, "bin", "clprobe")
+        records = os.path.join(prefix, "records.txt")
         env = dict(os.environ)
         env.pop("CLPROBE_DEVICE", None)
-        p = subprocess.run([exe, "trace", "--no-ceilings", "-q", "--records", os.path.join(prefix, "records.txt"),
-                            "--", "/bin/true"], capture_output=True, text=True, env=env, timeout=300)
+        p = subprocess.run([exe, "trace", "--no-ceilings", "-q", "--records", records, "--", exe, "list"],
+                           capture_output=True, text=True, env=env, timeout=300)
         expect(p.returncode == 0, f"installed trace failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
+        with open(records) as f:
+            expect(f.readline().startswith("H\t"), "the traced program did not load the installed layer")
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
 
