@@ -30,6 +30,11 @@ rm -f build/clprobe_*.deb
 deb=$(ls build/clprobe_*.deb)
 dpkg-deb -I "$deb" >&2
 dpkg-deb -c "$deb" | grep -E 'bin/clprobe$|libclprobe_trace_layer.so$|man1/clprobe.1|completions/clprobe$' >&2
+# Run-time libraries only: a machine without a compiler or headers installs it.
+if dpkg-deb -f "$deb" Depends | grep -q -- '-dev'; then
+    echo "package: a -dev package among the dependencies" >&2
+    exit 1
+fi
 
 if dpkg-query -W -f='${Status}' clprobe 2>/dev/null | grep -q "install ok installed"; then
     echo "package: clprobe is already installed on this machine; not replacing it" >&2
@@ -51,7 +56,9 @@ status=0
     /usr/bin/clprobe trace --no-ceilings -q --records "$records" -- /usr/bin/clprobe list >/dev/null
     grep -q '^H' "$records"
     rm -f "$records"
-    [ -f /usr/share/bash-completion/completions/clprobe ]
+    # The installed completion, sourced as bash-completion would, completes a subcommand.
+    bash -c 'source /usr/share/bash-completion/completions/clprobe && COMP_LINE="clprobe di" COMP_POINT=10 \
+        COMP_WORDS=(clprobe di) COMP_CWORD=1 && _clprobe && [ "${COMPREPLY[*]}" = diagnose ]'
     set +x
 } >&2 || status=$?
 set +x
