@@ -17,12 +17,15 @@ esac
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-# Everything clprobe builds and runs with, by Debian package name.
+# Everything clprobe builds and runs with, by Debian package name. libopenblas-dev is optional to
+# clprobe (-DCLPROBE_OPENBLAS=OFF builds without it); help2man writes the man page and dpkg-dev's
+# dpkg-shlibdeps computes the Debian package's dependencies (cpack -G DEB, .ci/package.sh).
 packages=(
     build-essential cmake pkg-config
     ocl-icd-opencl-dev opencl-c-headers opencl-clhpp-headers pocl-opencl-icd
     libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
     libopenmpi-dev openmpi-bin
+    help2man dpkg-dev
 )
 # What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
 # stress-ng (a CPU hog the system layer must name), google-benchmark's compare.py with the scipy and

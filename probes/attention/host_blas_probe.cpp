@@ -1,7 +1,6 @@
 // attention.host_blas: the same prefill as attention.prefill on the host, with OpenBLAS GEMMs
 // (S = QK^T, O = PV) and a host softmax, so the report can say whether offloading pays at this
 // size. Host clock; checked against the double-precision reference like the device variants.
-#include <cblas.h>
 #include <fmt/core.h>
 
 #include <chrono>
@@ -13,6 +12,7 @@
 #include "attention/attention_math.hpp"
 #include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
+#include "common/host_blas.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
 
@@ -48,11 +48,10 @@ void host_prefill(const PrefillProblem& p, std::vector<float>& scores, std::vect
     for (std::uint32_t h = 0; h < p.heads(); ++h) {
         check_stop();
         const std::size_t base = std::size_t{p.starts[h]} * p.head_dim;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq, seq, d, static_cast<float>(p.scale()), &p.q[base], d,
-                    &p.k[base], d, 0.0f, scores.data(), seq);
+        host_blas::sgemm(true, seq, seq, d, static_cast<float>(p.scale()), &p.q[base], d, &p.k[base], d, 0.0f,
+                         scores.data(), seq);
         softmax_rows(scores.data(), static_cast<std::size_t>(seq), p.causal);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq, d, seq, 1.0f, scores.data(), seq, &p.v[base], d,
-                    0.0f, &out[base], d);
+        host_blas::sgemm(false, seq, d, seq, 1.0f, scores.data(), seq, &p.v[base], d, 0.0f, &out[base], d);
     }
 }
 
@@ -65,6 +64,7 @@ class HostBlasProbe final : public Probe {
     bool needs_device() const override { return false; }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
+        host_blas::require();
         const AttentionConfig c = config_for(ctx.options);
         const PrefillProblem p = uniform_problem(c.batch, c.heads, c.seq, c.head_dim, c.causal, 1);
         std::vector<float> scores(std::size_t{c.seq} * c.seq), result(p.q.size());
@@ -89,8 +89,8 @@ class HostBlasProbe final : public Probe {
         rate.iterations_per_sample = set.iterations;
         out.measurements.push_back(std::move(rate));
         out.measurements.push_back(derived("attention.host_blas.prefill.error", "relative", labels, error, false));
-        out.attributes["blas"] = openblas_get_config();
-        out.attributes["blas_threads"] = openblas_get_num_threads();
+        out.attributes["blas"] = host_blas::config();
+        out.attributes["blas_threads"] = host_blas::threads();
         out.attributes["sampling"] = sampling_note(config);
     }
 };

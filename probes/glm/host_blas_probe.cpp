@@ -1,11 +1,11 @@
 // glm.host_blas: the same logistic gradient on the host with OpenBLAS (two sgemv calls and the
 // link function), so the report can say whether offloading pays at all on this machine.
-#include <cblas.h>
 #include <fmt/core.h>
 
 #include <chrono>
 #include <cmath>
 
+#include "common/host_blas.hpp"
 #include "common/probe_support.hpp"
 #include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
@@ -18,12 +18,11 @@ using namespace glm;
 
 // g = X^T (mu(X beta) - y) / n + lambda beta, the way a host program would write it.
 void blas_gradient(const Dataset& d, const std::vector<float>& beta, std::vector<float>& eta, std::vector<float>& g) {
-    const auto n = static_cast<blasint>(d.n), p = static_cast<blasint>(d.p);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, p, 1.0f, d.x.data(), p, beta.data(), 1, 0.0f, eta.data(), 1);
+    const auto n = static_cast<int>(d.n), p = static_cast<int>(d.p);
+    host_blas::sgemv(false, n, p, 1.0f, d.x.data(), p, beta.data(), 0.0f, eta.data());
     for (std::uint64_t i = 0; i < d.n; ++i)
         eta[i] = 1.0f / (1.0f + std::exp(-eta[i])) - d.y[i];
-    cblas_sgemv(CblasRowMajor, CblasTrans, n, p, 1.0f / static_cast<float>(d.n), d.x.data(), p, eta.data(), 1, 0.0f,
-                g.data(), 1);
+    host_blas::sgemv(true, n, p, 1.0f / static_cast<float>(d.n), d.x.data(), p, eta.data(), 0.0f, g.data());
     for (std::uint32_t j = 0; j < d.p; ++j)
         g[j] += static_cast<float>(ridge_lambda) * beta[j];
 }
@@ -37,6 +36,7 @@ class HostBlasProbe final : public Probe {
     bool needs_device() const override { return false; }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
+        host_blas::require();
         const Shape shape = shape_for(ctx.options);
         const auto data = shared_dataset(shape.rows, shape.cols, Family::logistic);
         const std::vector<double> beta_d = evaluation_beta(*data);
@@ -65,7 +65,7 @@ class HostBlasProbe final : public Probe {
                                                     to_rates(set, bytes, 1e-9), set.timer));
         out.attributes["rows"] = data->n;
         out.attributes["cols"] = data->p;
-        out.attributes["threads"] = openblas_get_num_threads();
+        out.attributes["threads"] = host_blas::threads();
         out.attributes["relative_error"] = err;
         out.attributes["sampling"] = sampling_note(config);
         out.attributes["bytes_counted"] = "X twice (two gemv calls), y, eta written and read";

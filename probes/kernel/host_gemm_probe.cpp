@@ -3,7 +3,6 @@
 // compute: a kernel.peak.<precision> below it is not at the hardware's limit (the ceiling check in
 // reports/rules/ceiling_checks). OpenBLAS picks its kernels for the CPU it detects; forcing
 // OPENBLAS_CORETYPE would measure another core's kernels, so this probe leaves it alone.
-#include <cblas.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "cl/device_session.hpp"
+#include "common/host_blas.hpp"
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
 #include "core/stop_points.hpp"
@@ -51,13 +51,11 @@ struct GemmProblem {
 
     // C = A B, row-major, no transposes: the plain call a host program makes.
     void multiply() {
-        const auto n = static_cast<blasint>(order);
+        const auto n = static_cast<int>(order);
         if constexpr (std::is_same_v<Real, float>)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-                        c.data(), n);
+            host_blas::sgemm(false, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
         else
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0,
-                        c.data(), n);
+            host_blas::dgemm(n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
     }
 
     double flops() const { return 2.0 * static_cast<double>(order) * static_cast<double>(order) * order; }
@@ -110,15 +108,16 @@ class HostGemmProbe final : public Probe {
     double expected_seconds(RunMode mode) const override { return 1.5 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
+        host_blas::require();
         if (!ctx.device || ctx.device->info().type != "cpu")
             throw ProbeUnsupported("the device is not this host's CPU: a host BLAS rate is no ceiling for it");
         // Samples like the device ceilings (fastest of a few batches), so the two compare like for like.
         const SamplerConfig config = ceiling_sampler_for(ctx.options.mode);
         measure<float>("fp32", config, out);
         measure<double>("fp64", config, out);
-        out.attributes["blas"] = openblas_get_config();
-        out.attributes["blas_core"] = openblas_get_corename();
-        out.attributes["blas_threads"] = openblas_get_num_threads();
+        out.attributes["blas"] = host_blas::config();
+        out.attributes["blas_core"] = host_blas::core_name();
+        out.attributes["blas_threads"] = host_blas::threads();
         out.attributes["sampling"] = sampling_note(config);
         out.attributes["flops_counted"] = "2 n^3 per call (C = A B, n x n, row-major)";
     }

@@ -65,6 +65,12 @@ ProbeList probes_named(const std::set<std::string>& ids) {
     return chosen;
 }
 
+// Where `cmake --install` and the package put the layer, relative to the binary's folder (from
+// GNUInstallDirs at configure time, e.g. ../lib/x86_64-linux-gnu/clprobe under /usr).
+#ifndef CLPROBE_INSTALLED_LAYER_DIR
+#define CLPROBE_INSTALLED_LAYER_DIR "../lib/clprobe"
+#endif
+
 // Next to the clprobe binary (the build folder), else where an install puts it.
 std::string find_layer(const std::string& option) {
     if (!option.empty()) {
@@ -74,12 +80,14 @@ std::string find_layer(const std::string& option) {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     const std::filesystem::path dir = ec ? std::filesystem::current_path() : exe.parent_path();
-    for (const auto& candidate : {dir / "libclprobe_trace_layer.so", dir / "../lib/clprobe/libclprobe_trace_layer.so"})
+    for (const auto& candidate :
+         {dir / "libclprobe_trace_layer.so", dir / CLPROBE_INSTALLED_LAYER_DIR / "libclprobe_trace_layer.so",
+          dir / "../lib/clprobe/libclprobe_trace_layer.so"})
         if (::access(candidate.c_str(), R_OK) == 0) return std::filesystem::weakly_canonical(candidate).string();
     throw UsageError(
-        fmt::format("the trace layer libclprobe_trace_layer.so is not next to clprobe ({}); build it "
-                    "(cmake --build build) or name it with --layer",
-                    dir.string()));
+        fmt::format("the trace layer libclprobe_trace_layer.so is not next to clprobe ({}) nor where an install "
+                    "puts it ({}); build it (cmake --build build) or name it with --layer",
+                    dir.string(), (dir / CLPROBE_INSTALLED_LAYER_DIR).lexically_normal().string()));
 }
 
 void check_outputs(const TraceOptions& o) {

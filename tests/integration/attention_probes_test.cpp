@@ -222,9 +222,14 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         CHECK_FALSE(probe->needs_device());
         const ProbeResult r = run_tiny(*probe, s);
         INFO(r.reason);
+#ifdef CLPROBE_HAVE_OPENBLAS
         REQUIRE(r.status == ProbeStatus::ok);
         check_samples(r);
         CHECK(find_measurement(r, "attention.host_blas.prefill.time") != nullptr);
+#else
+        CHECK(r.status == ProbeStatus::unsupported);
+        CHECK(r.reason == "built without OpenBLAS");
+#endif
     }
     SECTION("serving step: the baseline pipeline first, every stage, and step times") {
         auto probe = make_attention_step_probe();

@@ -192,8 +192,13 @@ TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][pro
     auto blas = make_glm_host_blas_probe();
     const ProbeResult b = run_tiny(*blas, s, 3001, 7);
     INFO(b.reason);
+#ifdef CLPROBE_HAVE_OPENBLAS
     REQUIRE(b.status == ProbeStatus::ok);
     CHECK(find_measurement(b, "glm.host_blas.gradient.time") != nullptr);
+#else
+    CHECK(b.status == ProbeStatus::unsupported);
+    CHECK(b.reason == "built without OpenBLAS");
+#endif
 
     auto pipeline = make_glm_pipeline_probe();
     const ProbeResult p = run_tiny(*pipeline, s, 3001, 7, 700);  // 5 batches, the last one short
