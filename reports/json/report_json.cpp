@@ -102,6 +102,17 @@ json finding_to_json(const Finding& f) {
     return out;
 }
 
+json launch_to_json(const LaunchContext& l) {
+    auto optional_int = [](const std::optional<int>& v) { return v ? json(*v) : json(nullptr); };
+    return {{"launcher", l.launcher},
+            {"rank", l.rank},
+            {"local_rank", optional_int(l.local_rank)},
+            {"local_size", optional_int(l.local_size)},
+            {"took_turns", l.took_turns},
+            {"waited", l.waited},
+            {"turn_wait_seconds", l.turn_wait_seconds}};
+}
+
 }  // namespace
 
 json report_to_json(const RunReport& r) {
@@ -125,24 +136,27 @@ json report_to_json(const RunReport& r) {
     json skipped = json::array();
     for (const auto& s : r.rules_not_evaluated)
         skipped.push_back({{"rule", s.rule}, {"reason", s.reason}});
-    return {{"schema", r.schema},
-            {"schema_version", r.schema_version},
-            {"tool_version", r.tool_version},
-            {"created_at", r.created_at},
-            {"command_line", r.command_line},
-            {"options", r.options},
-            {"host",
-             {{"hostname", r.host.hostname},
-              {"os", r.host.os},
-              {"kernel", r.host.kernel},
-              {"cpu_model", r.host.cpu_model},
-              {"logical_cpus", r.host.logical_cpus}}},
-            {"device", r.device ? device_info_to_json(*r.device) : json(nullptr)},
-            {"results", results},
-            {"findings", findings},
-            {"rules_not_evaluated", skipped},
-            {"complete", r.complete},
-            {"wall_seconds", r.wall_seconds}};
+    json out = {{"schema", r.schema},
+                {"schema_version", r.schema_version},
+                {"tool_version", r.tool_version},
+                {"created_at", r.created_at},
+                {"command_line", r.command_line},
+                {"options", r.options},
+                {"host",
+                 {{"hostname", r.host.hostname},
+                  {"os", r.host.os},
+                  {"kernel", r.host.kernel},
+                  {"cpu_model", r.host.cpu_model},
+                  {"logical_cpus", r.host.logical_cpus}}},
+                {"device", r.device ? device_info_to_json(*r.device) : json(nullptr)},
+                {"results", results},
+                {"findings", findings},
+                {"rules_not_evaluated", skipped},
+                {"complete", r.complete},
+                {"wall_seconds", r.wall_seconds}};
+    // Written only under a launcher, so reports of single runs keep their exact shape.
+    if (r.launch) out["launch"] = launch_to_json(*r.launch);
+    return out;
 }
 
 std::string report_to_json_text(const RunReport& report) {
@@ -369,6 +383,19 @@ Finding read_finding(const Field& f) {
     return out;
 }
 
+// "launch" arrived with `clprobe fleet`; only reports written under a launcher carry it.
+LaunchContext read_launch(const Field& f) {
+    LaunchContext l;
+    l.launcher = f.at("launcher").str();
+    l.rank = f.at("rank").str();
+    for (auto [key, out] : {std::pair{"local_rank", &l.local_rank}, std::pair{"local_size", &l.local_size}})
+        if (!f.at(key).raw().is_null()) *out = f.at(key).integer<int>(0);
+    l.took_turns = f.at("took_turns").boolean();
+    l.waited = f.at("waited").boolean();
+    l.turn_wait_seconds = f.at("turn_wait_seconds").non_negative();
+    return l;
+}
+
 }  // namespace
 
 RunReport report_from_json(const json& j) {
@@ -422,6 +449,7 @@ RunReport report_from_json(const json& j) {
         r.rules_not_evaluated.push_back({skipped.index(i).at("rule").str(), skipped.index(i).at("reason").str()});
     r.complete = root.at("complete").boolean();
     r.wall_seconds = root.at("wall_seconds").non_negative();
+    if (root.has("launch") && !root.at("launch").raw().is_null()) r.launch = read_launch(root.at("launch"));
     return r;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/launch_env.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/run_eta.hpp"
@@ -27,6 +28,7 @@
 #include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
 #include "runtime/runner.hpp"
+#include "system/node_turn.hpp"
 #include "topology/topology_input.hpp"
 
 namespace clprobe {
@@ -83,9 +85,13 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
             {"attention", attention}};
 }
 
-int run_diagnose(const DiagnoseOptions& o) {
+int run_diagnose(DiagnoseOptions o) {
     const auto started = std::chrono::steady_clock::now();
     if (o.quiet) Log::set_level(LogLevel::quiet);
+    // Under srun or mpirun each rank writes its own files: 'reports/{host}.json', 'r-{rank}.json'.
+    const LauncherEnv launcher = current_launcher();
+    for (std::string* path : {&o.json, &o.html, &o.save_topology, &o.trace})
+        *path = expand_output_placeholders(*path, launcher);
     RunOptions run;
     run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
     run.use_cache = !o.no_cache;
@@ -155,6 +161,8 @@ int run_diagnose(const DiagnoseOptions& o) {
         if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
     };
     // Sampling host activity from the start is what lets the system layer speak about the whole run.
+    // Before the activity monitor starts: a rank's wait for its node turn is not its run's load.
+    const std::unique_ptr<NodeTurn> turn = take_node_turn(launcher);
     std::unique_ptr<ActivityMonitor> activity;
     if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
         activity = std::make_unique<ActivityMonitor>();
@@ -162,7 +170,8 @@ int run_diagnose(const DiagnoseOptions& o) {
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
-    report.results = run_probes(probes, {session.get(), activity.get(), device_error}, run, hooks);
+    report.results = run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, hooks);
+    report.launch = launch_context(launcher, turn.get());
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.complete = !interrupt_requested();
     analyze(report);

@@ -9,6 +9,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/command_trace.hpp"
 #include "core/stop_points.hpp"
+#include "system/node_turn.hpp"
 
 namespace clprobe {
 
@@ -36,6 +37,11 @@ std::vector<std::string> parse_choices(const std::string& list, const std::vecto
     }
     if (out.empty()) throw std::invalid_argument(std::string("--") + what + "s needs at least one " + what);
     return out;
+}
+
+bool is_node_local_layer(const std::string& layer) {
+    static const std::vector<std::string> local{"system", "topology", "transfer", "kernel"};
+    return std::find(local.begin(), local.end(), layer) != local.end();
 }
 
 std::vector<std::string> parse_layers(const std::string& list) {
@@ -135,11 +141,20 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
             results.push_back(std::move(r));
             continue;
         }
+        if (services.node_turn != nullptr) {
+            // Released before the first layer that needs all ranks together (its barrier would
+            // otherwise wait forever for a rank queued behind this one's lock).
+            if (is_node_local_layer(selected[i]->layer()))
+                services.node_turn->acquire();
+            else
+                services.node_turn->release();
+        }
         if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
         ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
         results.push_back(run_probe(*selected[i], ctx));
         if (hooks.on_finish) hooks.on_finish(results.back());
     }
+    if (services.node_turn != nullptr) services.node_turn->release();
     // A layer the user asked for that has no probes yet is said so, not silently dropped.
     for (const auto& layer : options.layers) {
         const bool has_probe =
