@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "core/atomic_file.hpp"
 #include "fleet/fleet_files.hpp"
@@ -86,7 +88,11 @@ int analyse_in_child(const std::vector<std::string>& paths) {
     ::waitpid(pid, &status, 0);
     rusage usage{};
     getrusage(RUSAGE_CHILDREN, &usage);
-    std::printf("peak RSS of the analysis: %ld MiB\n", usage.ru_maxrss / 1024);
+    // CPU time too: on a shared machine the wall time depends on what else runs.
+    const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    std::printf("analysis: CPU time %.2f s on up to %u threads, peak RSS %ld MiB\n", cpu,
+                std::min(8u, std::max(1u, std::thread::hardware_concurrency())), usage.ru_maxrss / 1024);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 

@@ -76,7 +76,7 @@ std::vector<NodeSpec> healthy(int n) {
     for (int i = 0; i < n; ++i) {
         NodeSpec s;
         s.host = "node" + std::to_string(i);
-        const double jitter = 0.01 * ((i % 5) - 2);  // +-2%: a tight fleet
+        const double jitter = 0.005 * ((i % 5) - 2);  // +-1%: a tight fleet
         s.transfer *= 1 + jitter;
         s.kernel *= 1 - jitter;
         out.push_back(s);
