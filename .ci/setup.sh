@@ -24,8 +24,9 @@ packages=(
     libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
 )
 # What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
-# stress-ng (a CPU hog the system layer must name).
-test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng)
+# stress-ng (a CPU hog the system layer must name), slurm-wlm (tests/cli/test_slurm.py starts a
+# one-node Slurm of its own for `srun clprobe diagnose`; the test skips without it).
+test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng slurm-wlm)
 [ "$mode" = test ] && packages+=("${test_packages[@]}")
 
 missing=()
