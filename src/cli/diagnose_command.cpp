@@ -85,13 +85,21 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
             {"attention", attention}};
 }
 
+// Under srun or mpirun each rank writes its own files ('reports/{host}.json', 'r-{rank}.json');
+// and a path that could not be written fails before a long run, not after it.
+void prepare_outputs(DiagnoseOptions& o, const LauncherEnv& launcher) {
+    for (std::string* path : {&o.json, &o.html, &o.save_topology, &o.trace})
+        *path = expand_output_placeholders(*path, launcher);
+    if (!o.json.empty() && o.json != "-") check_output_path(o.json);
+    if (!o.html.empty()) check_output_path(o.html);
+    if (!o.save_topology.empty()) check_output_path(o.save_topology);
+    if (!o.trace.empty()) check_output_path(o.trace);
+}
+
 int run_diagnose(DiagnoseOptions o) {
     const auto started = std::chrono::steady_clock::now();
     if (o.quiet) Log::set_level(LogLevel::quiet);
-    // Under srun or mpirun each rank writes its own files: 'reports/{host}.json', 'r-{rank}.json'.
     const LauncherEnv launcher = current_launcher();
-    for (std::string* path : {&o.json, &o.html, &o.save_topology, &o.trace})
-        *path = expand_output_placeholders(*path, launcher);
     RunOptions run;
     run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
     run.use_cache = !o.no_cache;
@@ -112,12 +120,8 @@ int run_diagnose(DiagnoseOptions o) {
     if (!run.device_pci.empty() && run.topology_xml.empty())
         throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
     if (const auto problem = topology_input_problem(run.topology_xml, run.device_pci)) throw UsageError(*problem);
+    prepare_outputs(o, launcher);
     const bool json_stdout = o.json == "-";
-    // Fail before a long run, not after it, when the report could not be written.
-    if (!o.json.empty() && !json_stdout) check_output_path(o.json);
-    if (!o.html.empty()) check_output_path(o.html);
-    if (!o.save_topology.empty()) check_output_path(o.save_topology);
-    if (!o.trace.empty()) check_output_path(o.trace);
     CommandTrace::instance().enable(!o.trace.empty());
 
     const SelectedDevice selected = select_device(o.device);
