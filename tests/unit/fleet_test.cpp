@@ -204,3 +204,29 @@ TEST_CASE("fleet: median absolute deviation", "[fleet]") {
     CHECK(median_absolute_deviation({5, 5, 5}, 5) == 0);
     CHECK(median_absolute_deviation({}, 0) == 0);
 }
+
+TEST_CASE("fleet: the node environment read from the system and topology probes", "[fleet]") {
+    NodeSpec spec;
+    spec.host = "n1";
+    RunReport r = node_report(spec);
+    ProbeResult host = probe("system.host", "system", {});
+    host.attributes["frequency"] = {{"governors", {"powersave", "performance", "powersave"}}};
+    r.results.push_back(std::move(host));
+    ProbeResult limits = probe("system.limits", "system", {});
+    limits.attributes["cpu_quota"] = {{"cpus", 4.0}, {"quota_us", 400000}, {"period_us", 100000}};
+    limits.attributes["memory_limit"] = "none";
+    r.results.push_back(std::move(limits));
+    const NodeEnvironment e = node_environment_of(r);
+    CHECK(e.governor == "performance,powersave");
+    CHECK(e.cpu_quota == "4 CPUs");
+    CHECK(e.memory_limit == "none");
+    CHECK(e.pcie_link == "PCIe gen4 x16");
+    CHECK(e.numa_binding == "inside");
+    CHECK(e.driver_version == "1.0");
+    CHECK(e.mode == "quick");
+    // Unknown stays empty: a report without these probes differs only where it says something.
+    const NodeEnvironment bare = node_environment_of(RunReport{});
+    CHECK(bare.governor.empty());
+    CHECK(bare.pcie_link.empty());
+    CHECK(bare.cpu_quota.empty());
+}
