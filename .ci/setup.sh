@@ -29,8 +29,10 @@ packages=(
 )
 # What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
 # stress-ng (a CPU hog the system layer must name), google-benchmark's compare.py with the scipy and
-# numpy it imports (it compares two `report --format gbench` exports).
-test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng)
+# numpy it imports (it compares two `report --format gbench` exports), slurm-wlm
+# (tests/cli/test_slurm.py starts a one-node Slurm of its own for `srun clprobe diagnose`; the test
+# skips without it).
+test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng slurm-wlm)
 test_packages+=(libbenchmark-tools python3-scipy python3-numpy)
 [ "$mode" = test ] && packages+=("${test_packages[@]}")
 

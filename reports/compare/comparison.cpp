@@ -8,22 +8,12 @@
 #include <map>
 #include <random>
 
+#include "compare/metric_key.hpp"
 #include "core/stats.hpp"
 
 namespace clprobe {
 
 namespace {
-
-// Labels that describe the circumstances of a number rather than what was measured; they are
-// not part of the pairing key, so a driver update does not unpair every measurement.
-const std::vector<std::string> volatile_labels = {"driver", "driver_version"};
-
-std::string pairing_key(const Measurement& m) {
-    Labels key = m.labels;
-    for (const auto& v : volatile_labels)
-        key.erase(v);
-    return m.metric + "{" + labels_to_string(key) + "}";
-}
 
 struct Keyed {
     std::vector<std::string> order;

@@ -102,6 +102,17 @@ json finding_to_json(const Finding& f) {
     return out;
 }
 
+json launch_to_json(const LaunchContext& l) {
+    auto optional_int = [](const std::optional<int>& v) { return v ? json(*v) : json(nullptr); };
+    return {{"launcher", l.launcher},
+            {"rank", l.rank},
+            {"local_rank", optional_int(l.local_rank)},
+            {"local_size", optional_int(l.local_size)},
+            {"took_turns", l.took_turns},
+            {"waited", l.waited},
+            {"turn_wait_seconds", l.turn_wait_seconds}};
+}
+
 }  // namespace
 
 json provenance_to_json(const Provenance& p) {
@@ -152,6 +163,8 @@ json report_to_json(const RunReport& r) {
                 {"wall_seconds", r.wall_seconds}};
     // Optional, like "target": a report re-saved from one written before provenance has none.
     if (r.provenance) out["provenance"] = provenance_to_json(*r.provenance);
+    // Written only under a launcher, so reports of single runs keep their exact shape.
+    if (r.launch) out["launch"] = launch_to_json(*r.launch);
     return out;
 }
 
@@ -395,6 +408,19 @@ Provenance read_provenance(const Field& f) {
     return p;
 }
 
+// "launch" arrived with `clprobe fleet`; only reports written under a launcher carry it.
+LaunchContext read_launch(const Field& f) {
+    LaunchContext l;
+    l.launcher = f.at("launcher").str();
+    l.rank = f.at("rank").str();
+    for (auto [key, out] : {std::pair{"local_rank", &l.local_rank}, std::pair{"local_size", &l.local_size}})
+        if (!f.at(key).raw().is_null()) *out = f.at(key).integer<int>(0);
+    l.took_turns = f.at("took_turns").boolean();
+    l.waited = f.at("waited").boolean();
+    l.turn_wait_seconds = f.at("turn_wait_seconds").non_negative();
+    return l;
+}
+
 }  // namespace
 
 RunReport report_from_json(const json& j) {
@@ -451,6 +477,7 @@ RunReport report_from_json(const json& j) {
         r.rules_not_evaluated.push_back({skipped.index(i).at("rule").str(), skipped.index(i).at("reason").str()});
     r.complete = root.at("complete").boolean();
     r.wall_seconds = root.at("wall_seconds").non_negative();
+    if (root.has("launch") && !root.at("launch").raw().is_null()) r.launch = read_launch(root.at("launch"));
     return r;
 }
 

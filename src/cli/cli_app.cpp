@@ -31,6 +31,7 @@ std::unique_ptr<CliApp> make_cli_app() {
         {"list", add_list_command(cli->app)},         {"info", add_info_command(cli->app)},
         {"diagnose", add_diagnose_command(cli->app)}, {"report", add_report_command(cli->app)},
         {"compare", add_compare_command(cli->app)},   {"trace", add_trace_command(cli->app)},
+        {"fleet", add_fleet_command(cli->app)},
     };
     return cli;
 }
@@ -43,9 +44,10 @@ std::variant<CommandRunner, int> parse_cli(CliApp& cli, int argc, const char* co
         for (const auto& c : cli.commands)
             known = known || c.first == word;
         if (!known) {
-            fmt::print(stderr,
-                       "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare, trace)\n",
-                       word);
+            fmt::print(
+                stderr,
+                "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare, trace, fleet)\n",
+                word);
             return exit_code::usage;
         }
     }

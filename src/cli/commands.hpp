@@ -15,5 +15,6 @@ CommandRunner add_diagnose_command(CLI::App& app);
 CommandRunner add_report_command(CLI::App& app);
 CommandRunner add_compare_command(CLI::App& app);
 CommandRunner add_trace_command(CLI::App& app);
+CommandRunner add_fleet_command(CLI::App& app);
 
 }  // namespace clprobe

@@ -14,6 +14,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/launch_env.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/run_eta.hpp"
@@ -29,6 +30,7 @@
 #include "runtime/host_info.hpp"
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
+#include "system/node_turn.hpp"
 #include "topology/topology_input.hpp"
 
 namespace clprobe {
@@ -108,9 +110,21 @@ void choose_layers_and_workloads(const DiagnoseOptions& o, RunOptions& run) {
         throw UsageError("--workloads none cannot be combined with a workload");
 }
 
-int run_diagnose(const DiagnoseOptions& o) {
+// Under srun or mpirun each rank writes its own files ('reports/{host}.json', 'r-{rank}.json');
+// and a path that could not be written fails before a long run, not after it.
+void prepare_outputs(DiagnoseOptions& o, const LauncherEnv& launcher) {
+    for (std::string* path : {&o.json, &o.html, &o.save_topology, &o.trace})
+        *path = expand_output_placeholders(*path, launcher);
+    if (!o.json.empty() && o.json != "-") check_output_path(o.json);
+    if (!o.html.empty()) check_output_path(o.html);
+    if (!o.save_topology.empty()) check_output_path(o.save_topology);
+    if (!o.trace.empty()) check_output_path(o.trace);
+}
+
+int run_diagnose(DiagnoseOptions o) {
     const auto started = std::chrono::steady_clock::now();
     if (o.quiet) Log::set_level(LogLevel::quiet);
+    const LauncherEnv launcher = current_launcher();
     RunOptions run;
     run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
     run.use_cache = !o.no_cache;
@@ -128,12 +142,8 @@ int run_diagnose(const DiagnoseOptions& o) {
     if (!run.device_pci.empty() && run.topology_xml.empty())
         throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
     if (const auto problem = topology_input_problem(run.topology_xml, run.device_pci)) throw UsageError(*problem);
+    prepare_outputs(o, launcher);
     const bool json_stdout = o.json == "-";
-    // Fail before a long run, not after it, when the report could not be written.
-    if (!o.json.empty() && !json_stdout) check_output_path(o.json);
-    if (!o.html.empty()) check_output_path(o.html);
-    if (!o.save_topology.empty()) check_output_path(o.save_topology);
-    if (!o.trace.empty()) check_output_path(o.trace);
     CommandTrace::instance().enable(!o.trace.empty());
 
     const SelectedDevice selected = select_device(o.device);
@@ -178,6 +188,8 @@ int run_diagnose(const DiagnoseOptions& o) {
         if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
     };
     // Sampling host activity from the start is what lets the system layer speak about the whole run.
+    // Before the activity monitor starts: a rank's wait for its node turn is not its run's load.
+    const std::unique_ptr<NodeTurn> turn = take_node_turn(launcher);
     std::unique_ptr<ActivityMonitor> activity;
     if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
         activity = std::make_unique<ActivityMonitor>();
@@ -185,7 +197,8 @@ int run_diagnose(const DiagnoseOptions& o) {
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
-    report.results = run_probes(probes, {session.get(), activity.get(), device_error}, run, hooks);
+    report.results = run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, hooks);
+    report.launch = launch_context(launcher, turn.get());
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.complete = !interrupt_requested();
     analyze(report);

@@ -6,4 +6,5 @@ inline constexpr int failure = 1;     // an unexpected internal error
 inline constexpr int usage = 2;       // bad input: option, selector, no OpenCL platform/device, unreadable file
 inline constexpr int output = 3;      // the report could not be written
 inline constexpr int regression = 4;  // compare --fail-on-regression: a headline metric got significantly worse
+inline constexpr int outlier = 5;     // fleet --fail-on-outlier: a node is worse than the fleet beyond its noise band
 }  // namespace clprobe::exit_code

@@ -15,6 +15,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/launch_env.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/memory_roofs.hpp"
@@ -204,7 +205,7 @@ RunReport new_report(const TraceOptions& o, const DeviceInfo& device) {
     return report;
 }
 
-int run_trace(const TraceOptions& o) {
+int run_trace(TraceOptions o) {
     const auto started = std::chrono::steady_clock::now();
     if (o.quiet) Log::set_level(LogLevel::quiet);
     if (o.argv.empty()) throw UsageError("no program to trace: clprobe trace [options] -- PROGRAM [ARGS...]");
@@ -212,6 +213,9 @@ int run_trace(const TraceOptions& o) {
         fmt::print(stderr, "clprobe trace: {}\n", problem->message);
         return problem->exit_code;
     }
+    const LauncherEnv launcher = current_launcher();
+    for (std::string* path : {&o.output, &o.json, &o.html, &o.timeline, &o.records})
+        *path = expand_output_placeholders(*path, launcher);
     check_outputs(o);
     const std::string layer = find_layer(o.layer);
     std::optional<RunReport> baseline;

@@ -100,6 +100,17 @@ struct SkippedRule {
     std::string reason;
 };
 
+// How a parallel launcher (srun, mpirun) started this run, and whether its node-local layers
+// waited for other ranks on the same node (docs/fleet.md). Absent when no launcher was seen.
+struct LaunchContext {
+    std::string launcher;  // slurm, openmpi, pmi
+    std::string rank;      // global rank, as the launcher wrote it
+    std::optional<int> local_rank, local_size;
+    bool took_turns = false;       // the node-local layers ran holding the node lock
+    bool waited = false;           // another rank held the node when this one asked
+    double turn_wait_seconds = 0;  // time spent waiting for the node
+};
+
 struct RunReport {
     static constexpr std::string_view schema_id = "clprobe.report";
     static constexpr int current_schema_version = 1;
@@ -118,6 +129,7 @@ struct RunReport {
     std::vector<SkippedRule> rules_not_evaluated;
     bool complete = true;  // false when the run was interrupted
     double wall_seconds = 0;
+    std::optional<LaunchContext> launch;
 };
 
 // Builds a measurement from raw samples, summarising them.

@@ -15,6 +15,7 @@ namespace clprobe {
 
 class DeviceSession;
 class ActivityMonitor;
+class NodeTurn;
 
 enum class RunMode { quick, standard, full };
 std::string_view to_string(RunMode mode);
@@ -74,6 +75,9 @@ struct RunServices {
     DeviceSession* device = nullptr;
     ActivityMonitor* activity = nullptr;
     std::string device_error;  // why `device` is null, when it is
+    // Held around the node-local layers when several ranks share the node (docs/fleet.md);
+    // null when this process has the node to itself.
+    NodeTurn* node_turn = nullptr;
 };
 
 struct ProbeContext {

@@ -9,12 +9,18 @@
 #include "cl/cl_error.hpp"
 #include "cl/command_trace.hpp"
 #include "core/stop_points.hpp"
+#include "system/node_turn.hpp"
 
 namespace clprobe {
 
 const std::vector<std::string>& known_layers() {
     static const std::vector<std::string> layers{"system", "topology", "transfer", "kernel", "network"};
     return layers;
+}
+
+bool is_node_local_layer(const std::string& layer) {
+    static const std::vector<std::string> local{"system", "topology", "transfer", "kernel"};
+    return std::find(local.begin(), local.end(), layer) != local.end();
 }
 
 namespace {
@@ -110,11 +116,20 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
             results.push_back(std::move(r));
             continue;
         }
+        if (services.node_turn != nullptr) {
+            // Released before the first layer that needs all ranks together (its barrier would
+            // otherwise wait forever for a rank queued behind this one's lock).
+            if (is_node_local_layer(selected[i]->layer()))
+                services.node_turn->acquire();
+            else
+                services.node_turn->release();
+        }
         if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
         ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
         results.push_back(run_probe(*selected[i], ctx));
         if (hooks.on_finish) hooks.on_finish(results.back());
     }
+    if (services.node_turn != nullptr) services.node_turn->release();
     // A layer the user asked for that has no probes yet is said so, not silently dropped.
     for (const auto& layer : options.layers) {
         const bool has_probe =

@@ -19,6 +19,10 @@ struct RunnerHooks {
     std::function<void(const ProbeResult&)> on_finish;
 };
 
+// Layers whose figures another process on the same node would disturb; ranks sharing a node take
+// turns at them. Layers not in this list (the network layer) need every rank at once.
+bool is_node_local_layer(const std::string& layer);
+
 // Runs one probe with all failure handling; used by run_probes and by tests.
 ProbeResult run_probe(Probe& probe, ProbeContext& ctx);
 

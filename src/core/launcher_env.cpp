@@ -1,0 +1,120 @@
+#include "core/launcher_env.hpp"
+
+#include <fmt/core.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace clprobe {
+
+namespace {
+
+struct LauncherVariables {
+    const char* launcher;
+    const char* rank;
+    const char* local_rank;
+    const char* local_size;  // nullptr: the launcher has no plain variable for it
+};
+
+// In order of preference: under srun inside an Open MPI job both are set and Slurm's names the
+// node placement the scheduler chose.
+const LauncherVariables launchers[] = {
+    {"slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+    {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"pmi", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+};
+
+std::optional<std::string> get(const EnvironmentMap& env, const char* name) {
+    if (name == nullptr) return std::nullopt;
+    const auto it = env.find(name);
+    if (it == env.end() || it->second.empty()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<int> get_int(const EnvironmentMap& env, const char* name) {
+    const auto text = get(env, name);
+    if (!text) return std::nullopt;
+    int value = 0;
+    const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || value < 0) return std::nullopt;
+    return value;
+}
+
+bool is_placeholder_name(const std::string& s) {
+    if (s.empty()) return false;
+    for (const char c : s)
+        if (!((c >= 'a' && c <= 'z') || c == '_')) return false;
+    return true;
+}
+
+}  // namespace
+
+bool LauncherEnv::may_share_node() const {
+    if (local_size) return *local_size > 1;
+    return local_rank.has_value();
+}
+
+const std::vector<std::string>& launcher_variables() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto& l : launchers)
+            for (const char* n : {l.rank, l.local_rank, l.local_size})
+                if (n != nullptr) out.emplace_back(n);
+        return out;
+    }();
+    return names;
+}
+
+LauncherEnv launcher_env_from(const EnvironmentMap& env) {
+    LauncherEnv out;
+    for (const auto& l : launchers) {
+        auto rank = get(env, l.rank);
+        if (!rank) continue;
+        out.launcher = l.launcher;
+        out.rank = std::move(rank);
+        out.rank_variable = l.rank;
+        out.local_rank = get_int(env, l.local_rank);
+        out.local_size = get_int(env, l.local_size);
+        return out;
+    }
+    return out;
+}
+
+std::string short_host_name(const std::string& host) {
+    return host.substr(0, host.find('.'));
+}
+
+std::string expand_output_path(const std::string& pattern, const std::string& short_host, const LauncherEnv& launcher) {
+    std::string out;
+    std::size_t pos = 0;
+    while (pos < pattern.size()) {
+        const auto open = pattern.find('{', pos);
+        const auto close = open == std::string::npos ? std::string::npos : pattern.find('}', open);
+        if (close == std::string::npos) break;
+        const std::string name = pattern.substr(open + 1, close - open - 1);
+        out += pattern.substr(pos, open - pos);
+        pos = close + 1;
+        if (name == "host") {
+            if (short_host.empty())
+                throw std::invalid_argument(
+                    fmt::format("'{}': {{host}} needs a host name, and this one has none", pattern));
+            out += short_host;
+        } else if (name == "rank") {
+            if (!launcher.rank)
+                throw std::invalid_argument(fmt::format(
+                    "'{}': {{rank}} needs a launcher's rank (SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK), and none "
+                    "is set: run under srun or mpirun, or use {{host}}",
+                    pattern));
+            out += *launcher.rank;
+        } else if (is_placeholder_name(name)) {
+            throw std::invalid_argument(
+                fmt::format("'{}': unknown placeholder '{{{}}}' (known: {{host}}, {{rank}})", pattern, name));
+        } else {
+            out += pattern.substr(open, close - open + 1);
+        }
+    }
+    out += pattern.substr(std::min(pos, pattern.size()));
+    return out;
+}
+
+}  // namespace clprobe
