@@ -97,6 +97,7 @@ NodeEnvironment node_environment_of(const RunReport& r) {
     e.kernel = r.host.kernel;
     e.mode = option_text(r, "mode");
     e.layers = option_text(r, "layers");
+    if (r.provenance) e.provenance = *r.provenance;
     return e;
 }
 
@@ -115,7 +116,17 @@ std::vector<std::pair<std::string_view, std::string>> environment_fields(const N
             {"cgroup.cpu_quota", e.cpu_quota},
             {"cgroup.memory_limit", e.memory_limit},
             {"options.mode", e.mode},
-            {"options.layers", e.layers}};
+            {"options.layers", e.layers},
+            // clprobe_version is tool_version above; the rest says which build and libraries ran.
+            {"provenance.git_commit", e.provenance.git_commit},
+            {"provenance.build_type", e.provenance.build_type},
+            {"provenance.compiler", e.provenance.compiler},
+            {"provenance.hwloc_version", e.provenance.hwloc_version},
+            {"provenance.icd_loader", e.provenance.icd_loader},
+            {"provenance.openblas", e.provenance.openblas},
+            {"provenance.fmt_version", e.provenance.fmt_version},
+            {"provenance.cli11_version", e.provenance.cli11_version},
+            {"provenance.nlohmann_json_version", e.provenance.nlohmann_json_version}};
 }
 
 }  // namespace clprobe

@@ -1,7 +1,6 @@
 #pragma once
 // What a node's report says about the circumstances of its numbers, as one typed record filled
 // from a RunReport by one function: `fleet` compares each outlier's with the fleet's majority.
-// (A provenance block in the report header would be one more field here.)
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,6 +26,7 @@ struct NodeEnvironment {
     std::string kernel;        // OS kernel
     std::string mode;          // options.mode
     std::string layers;        // options.layers, comma-joined
+    Provenance provenance;     // the build and runtime libraries; all "" for a report without provenance
 };
 
 NodeEnvironment node_environment_of(const RunReport& report);

@@ -16,7 +16,8 @@ struct LaunchInfo {
 using EnvLookup = std::function<const char*(const char*)>;
 
 // The first of OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS, SLURM_NPROCS that holds a positive
-// integer; nullopt when none does (a plain process).
+// integer (Slurm's only when srun gave the tasks a PMI: PMIX_RANK, PMI_RANK or PMI_FD); nullopt
+// when none does (a plain process, or `srun` without --mpi).
 std::optional<LaunchInfo> launch_from_env(const EnvLookup& getenv_fn);
 
 }  // namespace clprobe

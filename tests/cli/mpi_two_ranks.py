@@ -21,8 +21,9 @@ def run_two_ranks(out_dir):
     env.pop("CLPROBE_DEVICE", None)
     # Containers run tests as root; Open MPI refuses that unless told twice.
     env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    # --json takes clprobe's own {rank} placeholder; the shell's redirection needs the variable.
     script = f'exec "{BINARY}" diagnose --quick --layers network --workloads none -q ' \
-             f'--json "{out_dir}/r-$OMPI_COMM_WORLD_RANK.json" > "{out_dir}/out-$OMPI_COMM_WORLD_RANK.txt"'
+             f'--json "{out_dir}/r-{{rank}}.json" > "{out_dir}/out-$OMPI_COMM_WORLD_RANK.txt"'
     # Shared memory and self only: no network interface is needed, and the single-copy mechanism
     # (CMA) is off because containers usually forbid ptrace between processes.
     cmd = [MPIRUN, "--oversubscribe", "-np", "2", "--mca", "btl", "self,vader",

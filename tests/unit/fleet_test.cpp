@@ -26,6 +26,7 @@ struct NodeSpec {
     double cv = 0.01;
     int link_width = 16;
     std::string driver = "1.0";
+    std::string icd_loader = "OpenCL ICD Loader 2.3.1";
     std::string device = "Test GPU";
     std::vector<std::string> findings;
 };
@@ -48,6 +49,10 @@ RunReport node_report(const NodeSpec& s) {
     r.device->driver_version = s.driver;
     r.device->compute_units = 132;
     r.options = {{"mode", "quick"}};
+    r.provenance = Provenance{};
+    r.provenance->clprobe_version = "0.1.0";
+    r.provenance->git_commit = "abc123";
+    r.provenance->icd_loader = s.icd_loader;
     r.results.push_back(probe("transfer.bandwidth", "transfer",
                               {make_measurement("transfer.h2d.bandwidth", "GB/s", {}, around(s.transfer, s.cv),
                                                 TimerKind::device_profiling)}));
@@ -111,6 +116,7 @@ std::vector<NodeSpec> planted_fleet() {
     specs[3].findings = {"topology.link_degraded"};
     specs[5].host = "other-driver";
     specs[5].driver = "2.0";
+    specs[5].icd_loader = "Khronos OpenCL ICD Loader 3.0.6";
     specs[5].kernel = 160;
     specs[7].host = "noisy";
     specs[7].cv = 0.15;  // a busy node: wide samples, median a little off
@@ -152,6 +158,12 @@ TEST_CASE("fleet: a degraded link and another driver are outliers, a noisy node 
     CHECK(d->value == "2.0");
     CHECK(d->majority == "1.0");
     CHECK(deviation(*driver, "device.pcie_link") == nullptr);
+    // Provenance differences are environment differences too: the other ICD loader is named.
+    const auto* loader = deviation(*driver, "provenance.icd_loader");
+    REQUIRE(loader != nullptr);
+    CHECK(loader->value == "Khronos OpenCL ICD Loader 3.0.6");
+    CHECK(deviation(*link, "provenance.icd_loader") == nullptr);
+    CHECK(deviation(*driver, "provenance.git_commit") == nullptr);
 
     REQUIRE(f.partial_findings.size() == 1);
     CHECK(f.partial_findings[0].id == "topology.link_degraded");

@@ -57,6 +57,9 @@ TEST_CASE("launch environment: the first launcher variable with a rank count", "
     };
     CHECK_FALSE(launch_from_env(lookup));
     env["SLURM_NTASKS"] = "4";
+    // srun without --mpi: no PMI to wire MPI up with, so not an MPI launch (Open MPI would abort).
+    CHECK_FALSE(launch_from_env(lookup));
+    env["PMIX_RANK"] = "0";
     REQUIRE(launch_from_env(lookup));
     CHECK(launch_from_env(lookup)->ranks == 4);
     CHECK(launch_from_env(lookup)->variable == "SLURM_NTASKS");

@@ -5,9 +5,9 @@
 # --format are listed below; tests/cli/test_completion.py checks them against `clprobe diagnose
 # --help` and `clprobe report --help`. Devices for -d/--device come from `clprobe list --json`.
 
-_clprobe_layers="system topology transfer kernel"
+_clprobe_layers="system topology transfer kernel network"
 _clprobe_workloads="glm attention none"
-_clprobe_formats="text md json html"
+_clprobe_formats="text md json html csv gbench"
 _clprobe_device_kinds="gpu cpu accelerator"
 
 declare -gA _clprobe_help_cache
