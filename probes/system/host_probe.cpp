@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "core/text.hpp"
 #include "runtime/host_info.hpp"
 #include "system/cpu_facts.hpp"
 #include "system/cpu_features.hpp"
@@ -16,7 +17,6 @@
 #include "system/proc_parse.hpp"
 #include "system/system_probes.hpp"
 #include "system/system_support.hpp"
-#include "core/text.hpp"
 #include "system/virtualization.hpp"
 
 namespace clprobe {

@@ -1,8 +1,8 @@
 #include "system/cgroup_limits.hpp"
 
+#include "core/text.hpp"
 #include "system/cpu_list.hpp"
 #include "system/proc_parse.hpp"
-#include "core/text.hpp"
 
 namespace clprobe {
 

@@ -5,9 +5,9 @@
 #include <set>
 #include <utility>
 
+#include "core/text.hpp"
 #include "system/cpu_list.hpp"
 #include "system/sysfs_parse.hpp"
-#include "core/text.hpp"
 
 namespace clprobe {
 

@@ -9,8 +9,8 @@
 #include <cpuid.h>
 #endif
 
-#include "system/cgroup_parse.hpp"
 #include "core/text.hpp"
+#include "system/cgroup_parse.hpp"
 
 namespace clprobe {
 
