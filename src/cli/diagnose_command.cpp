@@ -16,6 +16,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
 #include "core/atomic_file.hpp"
+#include "core/clock.hpp"
 #include "core/log.hpp"
 #include "core/run_eta.hpp"
 #include "core/scoped_signals.hpp"
@@ -121,17 +122,12 @@ void prepare_outputs(DiagnoseOptions& o, const LauncherEnv& launcher) {
     if (!o.trace.empty()) check_output_path(o.trace);
 }
 
-int run_diagnose(DiagnoseOptions o) {
-    const auto started = std::chrono::steady_clock::now();
-    if (o.quiet) Log::set_level(LogLevel::quiet);
-    const LauncherEnv launcher = current_launcher();
+// The run as the options ask for it. MPI must already be up: under mpirun/srun with 2+ ranks the
+// network layer joins the default layers.
+RunOptions run_options_of(const DiagnoseOptions& o) {
     RunOptions run;
     run.mode = o.quick ? RunMode::quick : o.full ? RunMode::full : RunMode::standard;
     run.use_cache = !o.no_cache;
-    // MPI starts only under a launcher with 2 or more ranks (and only in a build with MPI); when
-    // it cannot, the network layer reports why and the other layers run as usual. Finalised
-    // when the run ends, whichever way it ends.
-    const ScopedMpiSession mpi;
     choose_layers_and_workloads(o, run);
     if (!o.layers_given && MpiSession::world() != nullptr) run.layers.push_back("network");
     run.topology_xml = o.topology_xml;
@@ -142,22 +138,46 @@ int run_diagnose(DiagnoseOptions o) {
     if (!run.device_pci.empty() && run.topology_xml.empty())
         throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
     if (const auto problem = topology_input_problem(run.topology_xml, run.device_pci)) throw UsageError(*problem);
-    prepare_outputs(o, launcher);
-    const bool json_stdout = o.json == "-";
-    CommandTrace::instance().enable(!o.trace.empty());
+    return run;
+}
 
-    const SelectedDevice selected = select_device(o.device);
-    // A device that cannot be opened (context or queue refused) does not stop the run: the layers
-    // that need no device still run, and the others say why they could not.
-    std::unique_ptr<DeviceSession> session;
-    std::string device_error;
-    try {
-        session = open_session(selected, o.kernel_dir, run.use_cache);
-    } catch (const ClError& e) {
-        device_error = std::string("the device could not be opened: ") + e.what();
-        Log::warn("{}", device_error);
+// Progress on stderr (on a terminal only): layer, probe and the time left, re-estimated as
+// probes finish; failures as warnings either way.
+class ProgressDisplay {
+  public:
+    ProgressDisplay(RunMode mode, bool show) : mode_(mode), show_(show) {}
+
+    RunnerHooks hooks() {
+        RunnerHooks h;
+        h.on_plan = [this](const std::vector<const Probe*>& plan) {
+            std::vector<double> expected;
+            for (const Probe* p : plan)
+                expected.push_back(p->expected_seconds(mode_));
+            eta_.emplace(std::move(expected));
+        };
+        h.on_start = [this](const Probe& p, std::size_t i, std::size_t n) {
+            current_ = i;
+            if (show_)
+                fmt::print(stderr, "[{}/{}] {} layer · {}: {}... ({} left)\n", i + 1, n, p.layer(), p.id(), p.title(),
+                           duration_text(eta_ ? eta_->seconds_left(i) : 0));
+        };
+        h.on_finish = [this](const ProbeResult& r) {
+            if (eta_) eta_->finished(current_, r.wall_seconds);
+            if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
+        };
+        return h;
     }
 
+  private:
+    RunMode mode_;
+    bool show_;
+    std::optional<RunEta> eta_;
+    std::size_t current_ = 0;
+};
+
+// Everything the report says before any probe runs.
+RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const DeviceSession* session,
+                        const SelectedDevice& selected) {
     RunReport report;
     report.tool_version = tool_version;
     report.provenance = current_provenance();
@@ -166,43 +186,12 @@ int run_diagnose(DiagnoseOptions o) {
     report.options = options_json(o, run);
     report.host = query_host_info();
     report.device = session ? session->info() : selected.info;
+    return report;
+}
 
-    const bool progress = !o.quiet && ::isatty(STDERR_FILENO);
-    RunnerHooks hooks;
-    std::optional<RunEta> eta;
-    std::size_t current = 0;
-    hooks.on_plan = [&](const std::vector<const Probe*>& plan) {
-        std::vector<double> expected;
-        for (const Probe* p : plan)
-            expected.push_back(p->expected_seconds(run.mode));
-        eta.emplace(std::move(expected));
-    };
-    hooks.on_start = [&](const Probe& p, std::size_t i, std::size_t n) {
-        current = i;
-        if (progress)
-            fmt::print(stderr, "[{}/{}] {} layer · {}: {}... ({} left)\n", i + 1, n, p.layer(), p.id(), p.title(),
-                       duration_text(eta ? eta->seconds_left(i) : 0));
-    };
-    hooks.on_finish = [&](const ProbeResult& r) {
-        if (eta) eta->finished(current, r.wall_seconds);
-        if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
-    };
-    // Sampling host activity from the start is what lets the system layer speak about the whole run.
-    // Before the activity monitor starts: a rank's wait for its node turn is not its run's load.
-    const std::unique_ptr<NodeTurn> turn = take_node_turn(launcher);
-    std::unique_ptr<ActivityMonitor> activity;
-    if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
-        activity = std::make_unique<ActivityMonitor>();
-    const ProbeList probes = make_builtin_probes();
-    // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
-    // finished is still written, marked incomplete. A second signal terminates at once.
-    const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
-    report.results = run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, hooks);
-    report.launch = launch_context(launcher, turn.get());
-    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    report.complete = !interrupt_requested();
-    analyze(report);
-
+// The files the options asked for (each whole or not at all), then the report on stdout.
+void write_outputs(const DiagnoseOptions& o, const RunOptions& run, const RunReport& report) {
+    const bool json_stdout = o.json == "-";
     if (!o.json.empty() && !json_stdout) {
         write_file_atomically(o.json, report_to_json_text(report));
         Log::info("report written to {}", o.json);
@@ -226,6 +215,51 @@ int run_diagnose(DiagnoseOptions o) {
         fmt::print("{}", report_to_json_text(report));
     else
         fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
+}
+
+int run_diagnose(DiagnoseOptions o) {
+    const auto started = std::chrono::steady_clock::now();
+    if (o.quiet) Log::set_level(LogLevel::quiet);
+    const LauncherEnv launcher = current_launcher();
+    // MPI starts only under a launcher with 2 or more ranks (and only in a build with MPI); when
+    // it cannot, the network layer reports why and the other layers run as usual. Finalised
+    // when the run ends, whichever way it ends.
+    const ScopedMpiSession mpi;
+    const RunOptions run = run_options_of(o);
+    prepare_outputs(o, launcher);
+    CommandTrace::instance().enable(!o.trace.empty());
+
+    const SelectedDevice selected = select_device(o.device);
+    // A device that cannot be opened (context or queue refused) does not stop the run: the layers
+    // that need no device still run, and the others say why they could not.
+    std::unique_ptr<DeviceSession> session;
+    std::string device_error;
+    try {
+        session = open_session(selected, o.kernel_dir, run.use_cache);
+    } catch (const ClError& e) {
+        device_error = std::string("the device could not be opened: ") + e.what();
+        Log::warn("{}", device_error);
+    }
+    RunReport report = report_header(o, run, session.get(), selected);
+    ProgressDisplay progress(run.mode, !o.quiet && ::isatty(STDERR_FILENO));
+
+    // Before the activity monitor starts: a rank's wait for its node turn is not its run's load.
+    const std::unique_ptr<NodeTurn> turn = take_node_turn(launcher);
+    // Sampling host activity from the start is what lets the system layer speak about the whole run.
+    std::unique_ptr<ActivityMonitor> activity;
+    if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
+        activity = std::make_unique<ActivityMonitor>();
+    const ProbeList probes = make_builtin_probes();
+    // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
+    // finished is still written, marked incomplete. A second signal terminates at once.
+    const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
+    report.results =
+        run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, progress.hooks());
+    report.launch = launch_context(launcher, turn.get());
+    report.wall_seconds = seconds_since(started);
+    report.complete = !interrupt_requested();
+    analyze(report);
+    write_outputs(o, run, report);
     if (interrupt_requested()) {
         Log::warn("interrupted: the report covers the probes that finished");
         return 128 + interrupt_signal();  // the shell's convention for a death by signal
