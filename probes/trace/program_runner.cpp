@@ -121,6 +121,9 @@ LaunchOutcome run_traced_program(const TracedLaunch& launch) {
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
+        // clprobe ignores SIGPIPE (src/cli/main.cpp); the program gets the default it would
+        // have had without clprobe, so `trace -- prog | head` behaves as `prog | head`.
+        ::signal(SIGPIPE, SIG_DFL);
         ::execvpe(argv[0], argv.data(), envp.data());
         const int e = errno;
         [[maybe_unused]] auto written = ::write(pipe_fds[1], &e, sizeof e);

@@ -2,6 +2,7 @@
 // documented exit code (cli/exit_codes.hpp).
 #include <fmt/core.h>
 
+#include <csignal>
 #include <new>
 #include <system_error>
 
@@ -49,6 +50,10 @@ int run_command(const clprobe::CommandRunner& run) {
 
 int main(int argc, char** argv) {
     using namespace clprobe;
+    // A closed pipe or FIFO then fails the write with EPIPE, which ends in exit code 3 and one
+    // line, instead of killing clprobe before it can say so. `trace` restores the default for
+    // the program it runs (probes/trace/program_runner.cpp): an ignored signal survives exec.
+    std::signal(SIGPIPE, SIG_IGN);
     for (int i = 0; i < argc; ++i)
         command_line().emplace_back(argv[i]);
 

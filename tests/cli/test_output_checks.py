@@ -11,12 +11,11 @@ QUICK = ("diagnose", "--layers", "system", "--quick", "-q")
 
 
 def run_to(stdout, *args):
-    # Python ignores SIGPIPE, and restore_signals=False passes that on: a write to a closed pipe
-    # then fails with EPIPE instead of killing clprobe.
+    # restore_signals (the default) gives clprobe SIGPIPE's default disposition, as a shell
+    # does: clprobe itself must turn a closed pipe into exit code 3 rather than die of the signal.
     env = dict(os.environ)
     env.pop("CLPROBE_DEVICE", None)
-    p = subprocess.run([BINARY, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=300,
-                       restore_signals=False)
+    p = subprocess.run([BINARY, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
     return Result(p.returncode, "", p.stderr)
 
 
@@ -101,6 +100,17 @@ def test_layer_lists_are_cleaned():
     expect(doc["options"]["workloads"] == ["none"], f"workloads: {doc['options']['workloads']}", r)
 
 
+def test_traced_program_keeps_default_sigpipe():
+    # clprobe ignores SIGPIPE for its own writes; an ignored signal survives exec, so trace must
+    # hand the program the default back (SigIgn is a hex mask, SIGPIPE = 13 is bit 12).
+    r = run("trace", "--no-ceilings", "-q", "--", "grep", "SigIgn", "/proc/self/status")
+    expect(r.rc == 0, "trace -- grep SigIgn: exit code", r)
+    m = re.search(r"SigIgn:\s*([0-9a-fA-F]+)", r.stdout)
+    expect(m is not None, "the program's own stdout is missing", r)
+    expect(not int(m.group(1), 16) & (1 << 12), f"the traced program starts with SIGPIPE ignored: {m.group(0)}", r)
+
+
 if __name__ == "__main__":
     main([test_stdout_full_device, test_stdout_closed_pipe, test_every_report_file_checked, test_color_through_a_pipe,
-          test_version_names_build_and_libraries, test_help_lists_layers_and_workloads, test_layer_lists_are_cleaned])
+          test_version_names_build_and_libraries, test_help_lists_layers_and_workloads, test_layer_lists_are_cleaned,
+          test_traced_program_keeps_default_sigpipe])
