@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <thread>
 
 #include "runtime/activity_monitor.hpp"
@@ -36,10 +37,17 @@ void check_facts(const ProbeResult& r) {
 }
 
 // Spins the calling thread for `seconds` of wall time.
+// Burns `seconds` of this thread's own CPU time (not wall time: on a loaded machine a wall-clock
+// spin gets a fraction of a CPU, and the CPU-time checks below would depend on the load).
 void spin(double seconds) {
-    const auto stop = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const auto cpu_now = [] {
+        timespec t{};
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+    };
+    const double stop = cpu_now() + seconds;
     volatile unsigned long x = 0;
-    while (std::chrono::steady_clock::now() < stop)
+    while (cpu_now() < stop)
         x = x + 1;
 }
 
