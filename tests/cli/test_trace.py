@@ -93,6 +93,10 @@ def test_slow_kernel_among_fast_ones():
     expect("slow_kernel" in trace_findings(report)[0]["title"], "the slow kernel is not named")
 
 
+# Findings that fire on a measured rate rather than on what the program asked for.
+TIMING_FINDINGS = {"trace.kernel.below_roof"}
+
+
 def test_clean_program():
     # Long enough that its one build from source stays well under the cold-start rule's 5%, even
     # when CI's other tests slow the build down.
@@ -100,7 +104,10 @@ def test_clean_program():
     rc, out = untraced(argv)
     trc, tout, err, report = traced(argv, name="clean")
     expect(trc == rc == 0 and tout == out, "clean: output or exit code changed", None)
-    loud = [f["id"] for f in trace_findings(report) if f["severity"] not in ("info", "low")]
+    # A kernel's rate against this machine's roof is a timing (a loaded CI machine slowed add_one
+    # to 8.8% of its roof, under the rule's 10%): the clean program's claim is about its API use.
+    loud = [f["id"] for f in trace_findings(report)
+            if f["severity"] not in ("info", "low") and f["id"] not in TIMING_FINDINGS]
     expect(not loud, f"clean program has findings above low severity: {loud}\n{err[-3000:]}")
 
 
