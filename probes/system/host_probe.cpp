@@ -68,18 +68,10 @@ nlohmann::json cpu_attributes(const CpuInfo& info, const CpuTopology& topo, cons
 }
 
 CpuFrequencyFacts frequency_facts(const CpuFrequency& f, const CpuInfo& info) {
-    CpuFrequencyFacts facts;
-    facts.cpufreq = f.known();
-    facts.driver = f.driver;
-    facts.governors = f.governors;
-    if (f.current_mean) facts.current_mhz = CpuFrequencyFacts::Range{*f.current_min, *f.current_mean, *f.current_max};
-    facts.policy_min_mhz = f.policy_min;
-    facts.policy_max_mhz = f.policy_max;
-    facts.hardware_min_mhz = f.hardware_min;
-    facts.hardware_max_mhz = f.hardware_max;
-    facts.base_mhz = f.base;
-    facts.cpuinfo_mhz = info.mhz;
-    return facts;
+    std::optional<CpuFrequencyFacts::Range> current;
+    if (f.current_mean) current = CpuFrequencyFacts::Range{*f.current_min, *f.current_mean, *f.current_max};
+    return {f.known(),    f.driver,       f.governors,    current, f.policy_min,
+            f.policy_max, f.hardware_min, f.hardware_max, f.base,  info.mhz};
 }
 
 class HostProbe final : public Probe {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <utility>
+
 #include "core/report.hpp"
 
 namespace clprobe {
@@ -61,21 +63,25 @@ const json* attributes_of(const RunReport& r, const char* probe) {
 
 // ---------------------------------------------------------------- system.host
 
+// The clock limits, each a number of MHz or "unknown": one table for the writer and the reader.
+using MhzMember = std::optional<double> CpuFrequencyFacts::*;
+constexpr std::pair<const char*, MhzMember> mhz_members[] = {{"policy_min_mhz", &CpuFrequencyFacts::policy_min_mhz},
+                                                             {"policy_max_mhz", &CpuFrequencyFacts::policy_max_mhz},
+                                                             {"hardware_min_mhz", &CpuFrequencyFacts::hardware_min_mhz},
+                                                             {"hardware_max_mhz", &CpuFrequencyFacts::hardware_max_mhz},
+                                                             {"base_mhz", &CpuFrequencyFacts::base_mhz},
+                                                             {"cpuinfo_mhz", &CpuFrequencyFacts::cpuinfo_mhz}};
+
 json to_json(const CpuFrequencyFacts& f) {
-    return {
-        {"cpufreq", f.cpufreq},
-        {"driver", text_or_unknown(f.driver)},
-        {"governors", f.governors.empty() ? json(unknown) : json(f.governors)},
-        {"current_mhz",
-         f.current_mhz ? json{{"min", f.current_mhz->min}, {"mean", f.current_mhz->mean}, {"max", f.current_mhz->max}}
-                       : json(unknown)},
-        {"policy_min_mhz", or_unknown(f.policy_min_mhz)},
-        {"policy_max_mhz", or_unknown(f.policy_max_mhz)},
-        {"hardware_min_mhz", or_unknown(f.hardware_min_mhz)},
-        {"hardware_max_mhz", or_unknown(f.hardware_max_mhz)},
-        {"base_mhz", or_unknown(f.base_mhz)},
-        {"cpuinfo_mhz", or_unknown(f.cpuinfo_mhz)},
-    };
+    json j = {{"cpufreq", f.cpufreq},
+              {"driver", text_or_unknown(f.driver)},
+              {"governors", f.governors.empty() ? json(unknown) : json(f.governors)}};
+    j["current_mhz"] =
+        f.current_mhz ? json{{"min", f.current_mhz->min}, {"mean", f.current_mhz->mean}, {"max", f.current_mhz->max}}
+                      : json(unknown);
+    for (const auto& [key, member] : mhz_members)
+        j[key] = or_unknown(f.*member);
+    return j;
 }
 
 CpuFrequencyFacts frequency_from(const json* j) {
@@ -86,12 +92,8 @@ CpuFrequencyFacts frequency_from(const json* j) {
     const json* current = field(j, "current_mhz");
     const auto min = number(current, "min"), mean = number(current, "mean"), max = number(current, "max");
     if (min && mean && max) f.current_mhz = CpuFrequencyFacts::Range{*min, *mean, *max};
-    f.policy_min_mhz = number(j, "policy_min_mhz");
-    f.policy_max_mhz = number(j, "policy_max_mhz");
-    f.hardware_min_mhz = number(j, "hardware_min_mhz");
-    f.hardware_max_mhz = number(j, "hardware_max_mhz");
-    f.base_mhz = number(j, "base_mhz");
-    f.cpuinfo_mhz = number(j, "cpuinfo_mhz");
+    for (const auto& [key, member] : mhz_members)
+        f.*member = number(j, key);
     return f;
 }
 

@@ -45,35 +45,34 @@ HostFacts sample_host() {
     return h;
 }
 
+// A job's cgroup that narrows 64 CPUs to 16 and caps them at 8 with a quota.
 LimitsFacts sample_limits() {
-    LimitsFacts l;
-    l.online_cpus = "0-63";
-    l.allowed_cpus = "0-15";
-    l.cpuset_cpus = "0-15";
-    l.cpuset_file = "/sys/fs/cgroup/job/cpuset.cpus.effective";
-    l.restricted_by = "cpuset";
-    l.cgroup_cpu = CgroupPlaceFacts{2, "/job", "/sys/fs/cgroup/job"};
-    l.cpu_quota.value = CpuQuotaFacts{8, 800000, 100000, "/sys/fs/cgroup/job/cpu.max"};
-    l.usable_cpus = 8;
-    l.memory_limit.word = "none";
-    l.opencl_cpu_device = CpuDeviceShareFacts{64, 16, 8, "more compute units than usable CPUs: threads share CPUs"};
-    l.opencl_cpu_environment = {{"POCL_MAX_PTHREAD_COUNT", "4"}};
-    return l;
+    return {
+        .online_cpus = "0-63",
+        .allowed_cpus = "0-15",
+        .cpuset_cpus = "0-15",
+        .cpuset_file = "/sys/fs/cgroup/job/cpuset.cpus.effective",
+        .restricted_by = "cpuset",
+        .cgroup_cpu = CgroupPlaceFacts{2, "/job", "/sys/fs/cgroup/job"},
+        .cpu_quota = {CpuQuotaFacts{8, 800000, 100000, "/sys/fs/cgroup/job/cpu.max"}, ""},
+        .usable_cpus = 8,
+        .memory_limit = {std::nullopt, "none"},
+        .opencl_cpu_device = CpuDeviceShareFacts{64, 16, 8, "more compute units than usable CPUs: threads share CPUs"},
+        .opencl_cpu_environment = {{"POCL_MAX_PTHREAD_COUNT", "4"}}};
 }
 
+// A busy neighbour and a kernel thread over a 3.5 s window.
 ActivityFacts sample_activity() {
-    ActivityFacts a;
-    a.monitor = "sampled since the run started";
-    a.period_ms = 250;
-    a.window_seconds = 3.5;
-    a.samples = 14;
-    a.online_cpus = 64;
-    a.counted_cpus = "0-15";
-    a.cpu_seconds = {56, 30, 10, 20, 0.5};
-    a.swap_pages = ActivityFacts::SwapPages{3, 4};
-    a.top_consumers = {{"stress", 4242, 12.5, 357.1, false}, {"kworker/3:1", 17, 0.2, 5.7, true}};
-    a.accounting = "in words";
-    return a;
+    return {.monitor = "sampled since the run started",
+            .period_ms = 250,
+            .window_seconds = 3.5,
+            .samples = 14,
+            .online_cpus = 64,
+            .counted_cpus = "0-15",
+            .cpu_seconds = {56, 30, 10, 20, 0.5},
+            .swap_pages = ActivityFacts::SwapPages{3, 4},
+            .top_consumers = {{"stress", 4242, 12.5, 357.1, false}, {"kworker/3:1", 17, 0.2, 5.7, true}},
+            .accounting = "in words"};
 }
 
 }  // namespace
