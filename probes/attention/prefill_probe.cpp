@@ -13,6 +13,7 @@
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "common/roof_placement.hpp"
+#include "core/attention_facts.hpp"
 
 namespace clprobe {
 
@@ -76,7 +77,7 @@ class PrefillProbe final : public Probe {
         if (fit_buffer_bytes(s.info(), tensor_bytes, 4, 1) < tensor_bytes) {
             const std::string why =
                 fmt::format("Q, K, V and O of {} each do not fit the device", format_bytes(tensor_bytes));
-            out.attributes["shape_skipped"] = why;
+            record_prefill_shape_skipped(out, why);
             throw ProbeUnsupported(why);
         }
         attention_program(s, c.head_dim);  // checks head_dim, and builds, before anything is uploaded
@@ -105,8 +106,8 @@ class PrefillProbe final : public Probe {
             variants.push_back({"unfused", "none", 4.0 * tensor_bytes + score_matrix_traffic(p),
                                 verify_prefill(q, t.o, p, c.verify_rows, fp32_tolerance, "unfused prefill")});
         } else {
-            out.attributes["unfused_skipped"] =
-                fmt::format("its score matrix ({}) does not fit the device", format_bytes(score_bytes));
+            record_prefill_unfused_skipped(
+                out, fmt::format("its score matrix ({}) does not fit the device", format_bytes(score_bytes)));
         }
 
         FusedKernels fused(s, c.head_dim);

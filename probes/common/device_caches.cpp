@@ -12,8 +12,7 @@ namespace clprobe {
 DeviceCaches device_caches(const std::vector<ProbeResult>& earlier, const DeviceInfo& info) {
     if (info.type == "cpu") {
         for (const auto& r : earlier) {
-            if (r.id != "topology.host" || r.status != ProbeStatus::ok || !r.attributes.contains("summary")) continue;
-            if (const auto t = topology_facts_from_json(r.attributes["summary"])) {
+            if (const auto t = topology_facts_of(r)) {
                 auto caches = device_cache_capacities(*t, info.compute_units);
                 if (!caches.empty()) return {std::move(caches), ""};
             }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/system_facts.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "system/cpu_list.hpp"
 #include "system/system_probes.hpp"
@@ -63,36 +64,28 @@ class ActivityProbe final : public Probe {
             out.measurements.push_back(fact("system.activity.swap", "MiB/s", mib / s.window_seconds));
         }
 
-        nlohmann::json top = nlohmann::json::array();
+        ActivityFacts f;
         for (std::size_t i = 0; i < s.top_others.size() && i < named_consumers; ++i) {
             const auto& p = s.top_others[i];
-            top.push_back({{"name", p.name},
-                           {"pid", p.pid},
-                           {"cpu_seconds", p.cpu_seconds},
-                           {"cpu_percent", percent(p.cpu_seconds, s.window_seconds)},
-                           {"kernel_thread", p.kernel_thread}});
+            f.top_consumers.push_back(
+                {p.name, p.pid, p.cpu_seconds, percent(p.cpu_seconds, s.window_seconds), p.kernel_thread});
         }
-        out.attributes["monitor"] =
-            local ? "started by this probe (no run-wide monitor)" : "sampled since the run started";
-        out.attributes["period_ms"] = monitor->period().count();
-        out.attributes["window_seconds"] = s.window_seconds;
-        out.attributes["samples"] = s.samples;
-        out.attributes["online_cpus"] = s.logical_cpus;
-        out.attributes["counted_cpus"] = format_cpu_list(s.counted_cpus);
-        out.attributes["cpu_seconds"] = {{"capacity", s.capacity_seconds},
-                                         {"busy", s.total_cpu_seconds},
-                                         {"self", s.self_cpu_seconds},
-                                         {"others", s.others_cpu_seconds},
-                                         {"steal", s.steal_seconds}};
-        out.attributes["swap_pages"] = s.swap_in_pages && s.swap_out_pages
-                                           ? nlohmann::json{{"in", *s.swap_in_pages}, {"out", *s.swap_out_pages}}
-                                           : nlohmann::json(unknown);
-        out.attributes["top_consumers"] = top;
-        out.attributes["accounting"] =
+        f.monitor = local ? "started by this probe (no run-wide monitor)" : "sampled since the run started";
+        f.period_ms = monitor->period().count();
+        f.window_seconds = s.window_seconds;
+        f.samples = s.samples;
+        f.online_cpus = s.logical_cpus;
+        f.counted_cpus = format_cpu_list(s.counted_cpus);
+        f.cpu_seconds = {s.capacity_seconds, s.total_cpu_seconds, s.self_cpu_seconds, s.others_cpu_seconds,
+                         s.steal_seconds};
+        if (s.swap_in_pages && s.swap_out_pages)
+            f.swap_pages = ActivityFacts::SwapPages{*s.swap_in_pages, *s.swap_out_pages};
+        f.accounting =
             "percentages are of the CPU time of counted_cpus (this process's CPUs) over the window; others = busy - "
             "clprobe (all its threads and children); cpu_percent of a consumer is of one CPU, counted while a snapshot "
             "found it on a counted CPU. "
             "Processes that start and exit between two snapshots count in others but are not named";
+        record_activity_facts(out, f);
     }
 };
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "core/system_facts.hpp"
 #include "core/text.hpp"
 #include "runtime/host_info.hpp"
 #include "system/cpu_facts.hpp"
@@ -66,23 +67,11 @@ nlohmann::json cpu_attributes(const CpuInfo& info, const CpuTopology& topo, cons
     return cpu;
 }
 
-nlohmann::json frequency_attributes(const CpuFrequency& f, const CpuInfo& info) {
-    nlohmann::json j = {
-        {"cpufreq", f.known()},
-        {"driver", or_unknown(f.driver)},
-        {"governors", f.governors.empty() ? nlohmann::json(unknown) : nlohmann::json(f.governors)},
-        {"current_mhz",
-         f.current_mean ? nlohmann::json{{"min", *f.current_min}, {"mean", *f.current_mean}, {"max", *f.current_max}}
-                        : nlohmann::json(unknown)},
-        {"policy_min_mhz", or_unknown(f.policy_min)},
-        {"policy_max_mhz", or_unknown(f.policy_max)},
-        {"hardware_min_mhz", or_unknown(f.hardware_min)},
-        {"hardware_max_mhz", or_unknown(f.hardware_max)},
-        {"base_mhz", or_unknown(f.base)},
-        // In a VM this is the nominal clock the hypervisor advertises, not a measurement.
-        {"cpuinfo_mhz", or_unknown(info.mhz)},
-    };
-    return j;
+CpuFrequencyFacts frequency_facts(const CpuFrequency& f, const CpuInfo& info) {
+    std::optional<CpuFrequencyFacts::Range> current;
+    if (f.current_mean) current = CpuFrequencyFacts::Range{*f.current_min, *f.current_mean, *f.current_max};
+    return {f.known(),    f.driver,       f.governors,    current, f.policy_min,
+            f.policy_max, f.hardware_min, f.hardware_max, f.base,  info.mhz};
 }
 
 class HostProbe final : public Probe {
@@ -104,7 +93,6 @@ class HostProbe final : public Probe {
         out.attributes["os"] = or_unknown(host.os);
         out.attributes["kernel"] = or_unknown(host.kernel);
         out.attributes["cpu"] = cpu_attributes(cpuinfo, topo, machine);
-        out.attributes["frequency"] = frequency_attributes(freq, cpuinfo);
         // Without sysfs's online list, cpuinfo's processor entries are the online CPUs.
         const std::size_t online =
             topo.online.empty() ? static_cast<std::size_t>(cpuinfo.processors) : topo.online.size();
@@ -116,7 +104,8 @@ class HostProbe final : public Probe {
         record_memory(mem, out);
         record_load(files, out);
         record_timer(files, out);
-        record_virtualization(files, cpuinfo, out);
+        const auto [hypervisor, container] = virtualization_facts(files, cpuinfo);
+        record_host_facts(out, {frequency_facts(freq, cpuinfo), hypervisor, container});
     }
 
   private:
@@ -171,18 +160,16 @@ class HostProbe final : public Probe {
             make_measurement("system.timer.granularity", "ns", {}, std::move(samples), TimerKind::host_steady_clock));
     }
 
-    static void record_virtualization(const SystemFiles& files, const CpuInfo& cpuinfo, ProbeResult& out) {
+    // The hypervisor and the container the process runs in, if any.
+    static std::pair<VirtualizationFacts, VirtualizationFacts> virtualization_facts(const SystemFiles& files,
+                                                                                    const CpuInfo& cpuinfo) {
         VirtualizationHints hints;
         hints.cpuid_vendor = cpuid_hypervisor_signature();
         hints.cpuinfo_hypervisor_flag = has_hypervisor_flag(cpuinfo.flags);
         if (const char* c = std::getenv("container")) hints.container_env = c;
         const Virtualization v = detect_virtualization(files, hints);
-        out.attributes["hypervisor"] = {{"detected", v.hypervisor},
-                                        {"vendor", or_unknown(v.hypervisor_vendor)},
-                                        {"evidence", v.hypervisor_evidence}};
-        out.attributes["container"] = {{"detected", v.container},
-                                       {"runtime", or_unknown(v.container_runtime)},
-                                       {"evidence", v.container_evidence}};
+        return {{v.hypervisor, v.hypervisor_vendor, v.hypervisor_evidence},
+                {v.container, v.container_runtime, v.container_evidence}};
     }
 };
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "cl/device_session.hpp"
+#include "core/system_facts.hpp"
 #include "system/affinity.hpp"
 #include "system/cgroup_limits.hpp"
 #include "system/cpu_list.hpp"
@@ -21,9 +22,9 @@ namespace {
 // Settings that decide how many threads an OpenCL CPU runtime starts.
 constexpr const char* cpu_runtime_variables[] = {"POCL_MAX_PTHREAD_COUNT", "POCL_AFFINITY", "DPCPP_CPU_NUM_CUS"};
 
-nlohmann::json location(const std::optional<CgroupLocation>& where) {
-    if (!where) return unknown;
-    return {{"version", where->version}, {"path", where->path}, {"directory", where->directory}};
+std::optional<CgroupPlaceFacts> place(const std::optional<CgroupLocation>& where) {
+    if (!where) return std::nullopt;
+    return CgroupPlaceFacts{where->version, where->path, where->directory};
 }
 
 // Who narrows the CPUs: the cgroup's cpuset, the affinity mask inside it (taskset, numactl, a
@@ -54,58 +55,53 @@ class LimitsProbe final : public Probe {
             if (const auto list = parse_cpu_list(*t); list && !list->empty()) online = *list;
         const CgroupLimits limits = read_cgroup_limits(files);
 
-        out.attributes["online_cpus"] = format_cpu_list(online);
-        out.attributes["allowed_cpus"] = format_cpu_list(affinity);
-        out.attributes["cpuset_cpus"] =
-            limits.cpuset_cpus ? nlohmann::json(format_cpu_list(*limits.cpuset_cpus)) : nlohmann::json(unknown);
-        out.attributes["cpuset_file"] = or_unknown(limits.cpuset_file);
-        out.attributes["restricted_by"] = restricted_by(online, limits.cpuset_cpus, affinity);
-        out.attributes["cgroup"] = {
-            {"cpu", location(limits.cpu)}, {"cpuset", location(limits.cpuset)}, {"memory", location(limits.memory)}};
+        LimitsFacts f;
+        f.online_cpus = format_cpu_list(online);
+        f.allowed_cpus = format_cpu_list(affinity);
+        if (limits.cpuset_cpus) f.cpuset_cpus = format_cpu_list(*limits.cpuset_cpus);
+        f.cpuset_file = limits.cpuset_file;
+        f.restricted_by = restricted_by(online, limits.cpuset_cpus, affinity);
+        f.cgroup_cpu = place(limits.cpu);
+        f.cgroup_cpuset = place(limits.cpuset);
+        f.cgroup_memory = place(limits.memory);
         out.measurements.push_back(fact("system.cpus.allowed", "CPUs", static_cast<double>(affinity.size())));
 
         double usable = static_cast<double>(affinity.size());
+        f.cpu_quota.word = limits.cpu ? "none" : unknown;
         if (limits.cpu_quota && limits.cpu_quota->cpus()) {
             const double cpus = *limits.cpu_quota->cpus();
-            out.attributes["cpu_quota"] = {{"cpus", cpus},
-                                           {"quota_us", *limits.cpu_quota->quota_us},
-                                           {"period_us", limits.cpu_quota->period_us},
-                                           {"file", limits.cpu_quota_file}};
+            f.cpu_quota.value =
+                CpuQuotaFacts{cpus, *limits.cpu_quota->quota_us, limits.cpu_quota->period_us, limits.cpu_quota_file};
             out.measurements.push_back(fact("system.cpu.quota", "CPUs", cpus));
             usable = std::min(usable, cpus);
-        } else {
-            out.attributes["cpu_quota"] = limits.cpu ? "none" : unknown;
         }
-        out.attributes["usable_cpus"] = usable;
+        f.usable_cpus = usable;
 
+        f.memory_limit.word = limits.memory ? "none" : unknown;
         if (limits.memory_limit_bytes) {
-            out.attributes["memory_limit"] = {{"bytes", *limits.memory_limit_bytes},
-                                              {"file", limits.memory_limit_file},
-                                              {"working_set_bytes", or_unknown(limits.memory_working_set_bytes)}};
+            f.memory_limit.value =
+                MemoryLimitFacts{*limits.memory_limit_bytes, limits.memory_limit_file, limits.memory_working_set_bytes};
             out.measurements.push_back(fact("system.memory.limit", "GiB", to_gib(*limits.memory_limit_bytes)));
             if (limits.memory_working_set_bytes)
                 out.measurements.push_back(
                     fact("system.memory.limit.used", "GiB", to_gib(*limits.memory_working_set_bytes)));
-        } else {
-            out.attributes["memory_limit"] = limits.memory ? "none" : unknown;
         }
 
-        record_device(ctx, affinity.size(), usable, out);
-        nlohmann::json env = nlohmann::json::object();
+        compare_device(ctx, affinity.size(), usable, f);
         for (const char* name : cpu_runtime_variables)
-            if (const char* v = std::getenv(name)) env[name] = v;
-        out.attributes["opencl_cpu_environment"] = env;
+            if (const char* v = std::getenv(name)) f.opencl_cpu_environment[name] = v;
+        record_limits_facts(out, f);
     }
 
   private:
-    static void record_device(const ProbeContext& ctx, std::size_t allowed, double usable, ProbeResult& out) {
+    static void compare_device(const ProbeContext& ctx, std::size_t allowed, double usable, LimitsFacts& f) {
         if (!ctx.device) {
-            out.attributes["opencl_cpu_device"] = "no device open";
+            f.opencl_cpu_device_note = "no device open";
             return;
         }
         const DeviceInfo& d = ctx.device->info();
         if (d.type != "cpu") {
-            out.attributes["opencl_cpu_device"] =
+            f.opencl_cpu_device_note =
                 fmt::format("not a CPU device ({}): its compute units are not host CPUs", d.type);
             return;
         }
@@ -114,10 +110,7 @@ class LimitsProbe final : public Probe {
         const char* verdict = d.compute_units < whole   ? "fewer compute units than usable CPUs"
                               : d.compute_units > whole ? "more compute units than usable CPUs: threads share CPUs"
                                                         : "one compute unit per usable CPU";
-        out.attributes["opencl_cpu_device"] = {{"compute_units", d.compute_units},
-                                               {"allowed_cpus", allowed},
-                                               {"usable_cpus", whole},
-                                               {"comparison", verdict}};
+        f.opencl_cpu_device = CpuDeviceShareFacts{d.compute_units, allowed, whole, verdict};
     }
 };
 

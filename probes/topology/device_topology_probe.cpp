@@ -58,7 +58,7 @@ class DeviceTopologyProbe final : public Probe {
                     fact_measurement("topology.device.link_bandwidth", "GB/s", {{"link", "max"}}, *link.max.gb_per_s));
         }
         out.attributes["source"] = ctx.options.topology_xml.empty() ? "live" : ctx.options.topology_xml;
-        out.attributes["locality"] = to_json(facts);
+        record_device_locality(out, facts);
     }
 };
 

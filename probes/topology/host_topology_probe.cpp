@@ -33,7 +33,7 @@ class HostTopologyProbe final : public Probe {
             if (!u.is_device_link) add_link_bandwidths(out.measurements, u.address, u.link);
 
         out.attributes["source"] = xml.empty() ? "live" : xml;
-        out.attributes["summary"] = to_json(facts);
+        record_topology_facts(out, facts);
         if (!facts.has_pci)
             out.attributes["pci"] = "the topology holds no PCI information (saved without I/O, or hwloc found none)";
     }

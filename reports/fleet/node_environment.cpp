@@ -6,31 +6,22 @@
 #include <set>
 
 #include "core/pcie_link.hpp"
+#include "core/system_facts.hpp"
 #include "core/topology_facts.hpp"
 
 namespace clprobe {
 
 namespace {
 
-const nlohmann::json* attribute(const RunReport& r, std::string_view probe, const char* key) {
-    const ProbeResult* p = find_result(r, probe);
-    if (p == nullptr || !p->attributes.is_object() || !p->attributes.contains(key)) return nullptr;
-    return &p->attributes.at(key);
-}
-
 std::string pcie_link_of(const RunReport& r) {
-    const nlohmann::json* locality = attribute(r, "topology.device", "locality");
-    if (locality == nullptr) return "";
-    const auto facts = device_locality_from_json(*locality);
+    const auto facts = device_locality_of(r);
     if (!facts || !facts->pci || facts->pci->link.source.empty()) return "";
     const PcieLinkReading& now = facts->pci->link.current;
     return describe_link(now.gt_per_s, now.width);
 }
 
 std::string numa_binding_of(const RunReport& r) {
-    const nlohmann::json* locality = attribute(r, "topology.device", "locality");
-    if (locality == nullptr) return "";
-    const auto facts = device_locality_from_json(*locality);
+    const auto facts = device_locality_of(r);
     if (!facts) return "";
     const ProcessBindingFacts& b = facts->binding;
     std::string out = b.relation;
@@ -40,27 +31,33 @@ std::string numa_binding_of(const RunReport& r) {
 }
 
 std::string governor_of(const RunReport& r) {
-    const nlohmann::json* freq = attribute(r, "system.host", "frequency");
-    if (freq == nullptr || !freq->is_object() || !freq->contains("governors")) return "";
-    const auto& g = freq->at("governors");
-    if (!g.is_array()) return "";
-    std::set<std::string> names;
-    for (const auto& item : g)
-        if (item.is_string()) names.insert(item.get<std::string>());
+    const auto host = host_facts_of(r);
+    if (!host) return "";
+    const std::set<std::string> names(host->frequency.governors.begin(), host->frequency.governors.end());
     std::string out;
     for (const auto& n : names)
         out += (out.empty() ? "" : ",") + n;
     return out;
 }
 
-// The limits probe writes an object when a limit is set and a word ("none", "unknown") otherwise.
-std::string limit_of(const RunReport& r, const char* key, const char* field, double scale, const char* unit) {
-    const nlohmann::json* v = attribute(r, "system.limits", key);
-    if (v == nullptr) return "";
-    if (v->is_string()) return v->get<std::string>();
-    if (v->is_object() && v->contains(field) && v->at(field).is_number())
-        return fmt::format("{:.3g} {}", v->at(field).get<double>() / scale, unit);
-    return "";
+// A limit's amount when one is set, else the word the limits probe wrote ("none", "unknown");
+// "" when a damaged limit has no amount.
+template <typename T>
+std::string limit_text(const CgroupLimit<T>& limit, double amount, const char* unit) {
+    if (!limit.value) return limit.word;
+    return amount > 0 ? fmt::format("{:.3g} {}", amount, unit) : std::string();
+}
+
+std::string cpu_quota_of(const std::optional<LimitsFacts>& limits) {
+    if (!limits) return "";
+    const auto& q = limits->cpu_quota;
+    return limit_text(q, q.value ? q.value->cpus : 0, "CPUs");
+}
+
+std::string memory_limit_of(const std::optional<LimitsFacts>& limits) {
+    if (!limits) return "";
+    const auto& m = limits->memory_limit;
+    return limit_text(m, m.value ? static_cast<double>(m.value->bytes) / (1024.0 * 1024 * 1024) : 0, "GiB");
 }
 
 std::string option_text(const RunReport& r, const char* key) {
@@ -92,8 +89,9 @@ NodeEnvironment node_environment_of(const RunReport& r) {
     e.pcie_link = pcie_link_of(r);
     e.numa_binding = numa_binding_of(r);
     e.governor = governor_of(r);
-    e.cpu_quota = limit_of(r, "cpu_quota", "cpus", 1, "CPUs");
-    e.memory_limit = limit_of(r, "memory_limit", "bytes", 1024.0 * 1024 * 1024, "GiB");
+    const auto limits = limits_facts_of(r);
+    e.cpu_quota = cpu_quota_of(limits);
+    e.memory_limit = memory_limit_of(limits);
     e.kernel = r.host.kernel;
     e.mode = option_text(r, "mode");
     e.layers = option_text(r, "layers");

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "core/attention_facts.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -294,7 +296,7 @@ RuleOutcome unfused_memory(const RunReport& r) {
             "needs attention.memory.device_bytes and largest_buffer of the unfused variant and the device's memory "
             "limits");
     const double share = use->share();
-    const auto* skipped = probe_attribute(r, "attention.prefill", "unfused_skipped");
+    const bool skipped = prefill_skips_of(r).unfused.has_value();
     if (share <= unfused_memory_share && !skipped) return RuleOutcome::none();
     const Severity severity = share >= memory_far            ? Severity::high
                               : share > 1                    ? Severity::medium
@@ -332,7 +334,7 @@ RuleOutcome shape_memory(const RunReport& r) {
             "needs attention.memory.device_bytes and largest_buffer of the fused variant and the device's memory "
             "limits");
     const double share = use->share();
-    const auto* skipped = probe_attribute(r, "attention.prefill", "shape_skipped");
+    const bool skipped = prefill_skips_of(r).shape.has_value();
     if (share <= 1 && !skipped) return RuleOutcome::none();
     const Severity severity = share >= memory_very_far ? Severity::high
                               : share >= memory_far    ? Severity::medium

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/system_facts.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -34,15 +36,8 @@ constexpr double steal_high_percent = 20.0;
 // Activity windows shorter than this hold few samples: confidence grows with the window.
 constexpr double confident_window_seconds = 2.0;
 
-// Attributes of a (possibly hand-edited) report (probe_attribute, number_of in rules/rule.hpp):
-// every access checks the type, rules never throw.
-const nlohmann::json* member(const nlohmann::json* j, const char* key) {
-    if (!j || !j->is_object()) return nullptr;
-    const auto it = j->find(key);
-    return it == j->end() ? nullptr : &*it;
-}
-std::string string_of(const nlohmann::json* j, std::string fallback = {}) {
-    return j && j->is_string() ? j->get<std::string>() : fallback;
+std::string or_else(const std::string& s, std::string fallback) {
+    return s.empty() ? fallback : s;
 }
 
 double median(const Measurement* m) {
@@ -55,32 +50,21 @@ std::string cpus_word(double n) {
 
 // How sure a finding over the activity window is: more snapshots, more certainty.
 double window_confidence(const RunReport& r) {
-    const auto window = number_of(probe_attribute(r, "system.activity", "window_seconds"));
-    if (!window) return 0.5;
-    return std::clamp(*window / confident_window_seconds, 0.5, 1.0);
+    const auto activity = activity_facts_of(r);
+    const double window = activity ? activity->window_seconds : 0;
+    return std::clamp(window / confident_window_seconds, 0.5, 1.0);
 }
 
 // ---------------------------------------------------------------- system.cpu_contention
 
-struct Consumer {
-    std::string name;
-    long long pid = 0;
-    double cpu_percent = 0;
-    bool kernel_thread = false;  // cannot be stopped or moved: name it, suggest nothing for it
-};
-
-std::vector<Consumer> top_consumers(const RunReport& r) {
-    std::vector<Consumer> out;
-    const auto* list = probe_attribute(r, "system.activity", "top_consumers");
-    if (!list || !list->is_array()) return out;
-    for (const auto& item : *list) {
-        const auto pid = number_of(member(&item, "pid"));
-        const auto percent = number_of(member(&item, "cpu_percent"));
-        if (!pid || !percent || *percent < named_consumer_percent) continue;
-        const auto* kernel = member(&item, "kernel_thread");
-        out.push_back({string_of(member(&item, "name"), "?"), static_cast<long long>(*pid), *percent,
-                       kernel && kernel->is_boolean() && kernel->get<bool>()});
-    }
+// The named consumers worth naming. A kernel thread cannot be stopped or moved: the finding names
+// it and suggests nothing for it.
+std::vector<ConsumerFacts> top_consumers(const RunReport& r) {
+    std::vector<ConsumerFacts> out;
+    const auto activity = activity_facts_of(r);
+    if (!activity) return out;
+    for (const auto& c : activity->top_consumers)
+        if (c.cpu_percent >= named_consumer_percent) out.push_back(c);
     return out;
 }
 
@@ -93,8 +77,8 @@ RuleOutcome cpu_contention(const RunReport& r) {
     const auto consumers = top_consumers(r);
     std::string named, pids;
     for (std::size_t i = 0; i < consumers.size() && i < 3; ++i)
-        named += fmt::format("{}{} (pid {}, {:.0f}% of a CPU)", i ? ", " : "", consumers[i].name, consumers[i].pid,
-                             consumers[i].cpu_percent);
+        named += fmt::format("{}{} (pid {}, {:.0f}% of a CPU)", i ? ", " : "", or_else(consumers[i].name, "?"),
+                             consumers[i].pid, consumers[i].cpu_percent);
     for (const auto& c : consumers)
         if (!c.kernel_thread) pids += fmt::format(" {}", c.pid);
     const auto* allowed = find_measurement(r, "system.cpus.allowed");
@@ -130,9 +114,9 @@ RuleOutcome cpu_contention(const RunReport& r) {
 
 // ---------------------------------------------------------------- system.affinity_restricted
 
-std::string quota_knob(const nlohmann::json* quota, double allowed) {
-    const std::string file = string_of(member(quota, "file"));
-    const auto period = number_of(member(quota, "period_us")).value_or(100000);
+std::string quota_knob(const std::optional<CpuQuotaFacts>& quota, double allowed) {
+    const std::string file = quota ? quota->file : std::string();
+    const double period = quota ? static_cast<double>(quota->period_us) : 100000.0;
     std::string knob;
     if (file.size() >= 7 && file.compare(file.size() - 7, 7, "cpu.max") == 0)
         knob = fmt::format("echo 'max {:.0f}' > {} (or '{:.0f} {:.0f}' for {})", period, file, allowed * period, period,
@@ -170,17 +154,17 @@ RuleOutcome affinity_restricted(const RunReport& r) {
     f.evidence.push_back(evidence_of(*online));
     if (quota) f.evidence.push_back(evidence_of(*quota, "no quota, or at least the allowed CPUs"));
 
-    const std::string by = string_of(probe_attribute(r, "system.limits", "restricted_by"));
-    const std::string all =
-        string_of(probe_attribute(r, "system.limits", "online_cpus"), fmt::format("0-{:g}", n_online - 1));
-    const std::string mask = string_of(probe_attribute(r, "system.limits", "allowed_cpus"), "?");
+    const LimitsFacts limits = limits_facts_of(r).value_or(LimitsFacts{});
+    const std::string& by = limits.restricted_by;
+    const std::string all = or_else(limits.online_cpus, fmt::format("0-{:g}", n_online - 1));
+    const std::string mask = or_else(limits.allowed_cpus, "?");
     std::vector<std::string> steps;
     if (fewer_cpus && by.find("cpuset") != std::string::npos) {
-        const std::string file = string_of(probe_attribute(r, "system.limits", "cpuset_file"), "<cgroup>/cpuset.cpus");
+        const std::string file = or_else(limits.cpuset_file, "<cgroup>/cpuset.cpus");
         steps.push_back(
             fmt::format("Widen the cgroup's cpuset (it allows {}): echo {} > {}; Docker: docker update "
                         "--cpuset-cpus {} <container>.",
-                        string_of(probe_attribute(r, "system.limits", "cpuset_cpus"), mask), all, file, all));
+                        or_else(limits.cpuset_cpus, mask), all, file, all));
     }
     if (fewer_cpus && (by.find("affinity") != std::string::npos || by.empty() || by == "none"))
         steps.push_back(
@@ -188,7 +172,7 @@ RuleOutcome affinity_restricted(const RunReport& r) {
                         "<command>, or taskset -acp {} <pid> for a running one; check numactl "
                         "--physcpubind and CPUAffinity= in its systemd unit.",
                         mask, all, all, all));
-    if (quota_below) steps.push_back(quota_knob(probe_attribute(r, "system.limits", "cpu_quota"), n_allowed));
+    if (quota_below) steps.push_back(quota_knob(limits.cpu_quota.value, n_allowed));
     if (cpu_device && r.device->compute_units > std::max(1.0, std::floor(usable + 1e-9)))
         steps.push_back(fmt::format(
             "Until then, size the OpenCL CPU device to the CPUs it gets: it runs {} compute units on {}, so its "
@@ -228,9 +212,13 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
                                  cus == 1 ? "" : "s", cpus_word(usable)));
     f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
     f.evidence.push_back(evidence_of(*allowed));
-    const auto* env = probe_attribute(r, "system.limits", "opencl_cpu_environment");
-    const std::string pocl = string_of(member(env, "POCL_MAX_PTHREAD_COUNT"));
-    const std::string dpcpp = string_of(member(env, "DPCPP_CPU_NUM_CUS"));
+    const auto limits = limits_facts_of(r).value_or(LimitsFacts{});
+    const auto setting = [&](const char* name) {
+        const auto it = limits.opencl_cpu_environment.find(name);
+        return it == limits.opencl_cpu_environment.end() ? std::string() : it->second;
+    };
+    const std::string pocl = setting("POCL_MAX_PTHREAD_COUNT");
+    const std::string dpcpp = setting("DPCPP_CPU_NUM_CUS");
     const bool is_pocl = r.device->platform_name.find("Portable Computing Language") != std::string::npos ||
                          r.device->platform_name.find("PoCL") != std::string::npos;
     if (!pocl.empty())
@@ -261,11 +249,8 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
 // ---------------------------------------------------------------- system.cpu_governor
 
 RuleOutcome cpu_governor(const RunReport& r) {
-    const auto* freq = probe_attribute(r, "system.host", "frequency");
-    std::vector<std::string> governors;
-    if (const auto* g = member(freq, "governors"); g && g->is_array())
-        for (const auto& item : *g)
-            if (item.is_string()) governors.push_back(item.get<std::string>());
+    const CpuFrequencyFacts freq = host_facts_of(r).value_or(HostFacts{}).frequency;
+    const std::vector<std::string>& governors = freq.governors;
     const auto* loaded = find_measurement(r, "system.cpu.frequency.loaded");
     const auto* max = find_measurement(r, "system.cpu.frequency.max");
     if (governors.empty() && !(loaded && max))
@@ -303,8 +288,8 @@ RuleOutcome cpu_governor(const RunReport& r) {
     f.suggestion =
         "sudo cpupower frequency-set -g performance (or: echo performance | sudo tee "
         "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor).";
-    const auto policy_max = number_of(member(freq, "policy_max_mhz"));
-    const auto hardware_max = number_of(member(freq, "hardware_max_mhz"));
+    const auto policy_max = freq.policy_max_mhz;
+    const auto hardware_max = freq.hardware_max_mhz;
     if (policy_max && hardware_max && *policy_max < *hardware_max)
         f.suggestion += fmt::format(
             " The policy also caps the clock at {:.0f} MHz: sudo cpupower frequency-set -u "
@@ -360,7 +345,8 @@ RuleOutcome memory_pressure(const RunReport& r) {
         "them, or shrink the workload's footprint (smaller batches, fewer concurrent jobs); vmstat 1 shows paging "
         "(si/so).";
     if (limit_low) {
-        const std::string file = string_of(member(probe_attribute(r, "system.limits", "memory_limit"), "file"));
+        const auto limits = limits_facts_of(r);
+        const std::string file = limits && limits->memory_limit.value ? limits->memory_limit.value->file : "";
         f.suggestion += fmt::format(
             " Or raise the cgroup limit: echo {:.0f}G > {} (Docker: docker update --memory {:.0f}g --memory-swap "
             "{:.0f}g <container>).",
@@ -379,8 +365,8 @@ RuleOutcome hypervisor_steal(const RunReport& r) {
     if (!steal) return RuleOutcome::missing("needs system.activity.steal");
     const double share = steal->summary.median;
     if (share < steal_percent) return RuleOutcome::none();
-    const std::string vendor = string_of(member(probe_attribute(r, "system.host", "hypervisor"), "vendor"));
-    const std::string by = vendor.empty() || vendor == "unknown" ? "The hypervisor" : "The hypervisor (" + vendor + ")";
+    const std::string vendor = host_facts_of(r).value_or(HostFacts{}).hypervisor.name;
+    const std::string by = vendor.empty() ? "The hypervisor" : "The hypervisor (" + vendor + ")";
     Finding f = make_finding(
         "system", "system.hypervisor_steal", share >= steal_high_percent ? Severity::high : Severity::medium,
         fmt::format("{} gave {:.1f}% of this VM's CPU time to other guests during the run (steal)", by, share));

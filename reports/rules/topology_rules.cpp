@@ -23,15 +23,13 @@ struct HostFacts {
 HostFacts host_facts(const RunReport& r) {
     const ProbeResult* p = find_result(r, "topology.host");
     if (!p || p->status != ProbeStatus::ok) return {std::nullopt, "needs topology.host (the topology layer)"};
-    auto facts = p->attributes.contains("summary") ? topology_facts_from_json(p->attributes["summary"]) : std::nullopt;
+    auto facts = topology_facts_of(*p);
     if (!facts) return {std::nullopt, "topology.host holds no readable summary"};
     return {std::move(facts), {}};
 }
 
 std::optional<DeviceLocalityFacts> device_facts(const RunReport& r) {
-    const ProbeResult* p = find_result(r, "topology.device");
-    if (!p || p->status != ProbeStatus::ok || !p->attributes.contains("locality")) return std::nullopt;
-    return device_locality_from_json(p->attributes["locality"]);
+    return device_locality_of(r);
 }
 
 // The address of the device the run diagnosed, when the topology located it; "" otherwise.

@@ -5,11 +5,6 @@ namespace clprobe {
 std::vector<Rule> trace_program_rules();  // trace_program_rules.cpp
 std::vector<Rule> trace_data_rules();     // trace_data_rules.cpp
 
-std::optional<TraceFacts> trace_facts_of(const RunReport& report) {
-    const nlohmann::json* facts = probe_attribute(report, trace_probe_id, "facts");
-    return facts ? trace_facts_from_json(*facts) : std::nullopt;
-}
-
 bool is_trace_report(const RunReport& report) {
     return find_result(report, trace_probe_id) != nullptr;
 }

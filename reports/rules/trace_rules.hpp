@@ -12,9 +12,6 @@ namespace clprobe {
 
 std::vector<Rule> trace_rules();
 
-// The traced program's facts in a report; nullopt when the report is not a trace report.
-std::optional<TraceFacts> trace_facts_of(const RunReport& report);
-
 // Whether the report is about a traced program, whose ranking is about that program: the device
 // layers' own rules (written for clprobe's built-in pipelines) then stay silent.
 bool is_trace_report(const RunReport& report);

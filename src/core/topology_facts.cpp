@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/report.hpp"
+
 namespace clprobe {
 
 using nlohmann::json;
@@ -180,6 +182,44 @@ std::optional<DeviceLocalityFacts> device_locality_from_json(const json& j) {
     } catch (const json::exception&) {
         return std::nullopt;
     }
+}
+
+namespace {
+
+constexpr const char* topology_summary_key = "summary";
+constexpr const char* device_locality_key = "locality";
+
+// The attribute `key` of an ok result, or null.
+const json* ok_attribute(const ProbeResult* p, const char* key) {
+    if (!p || p->status != ProbeStatus::ok || !p->attributes.is_object()) return nullptr;
+    const auto it = p->attributes.find(key);
+    return it == p->attributes.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+void record_topology_facts(ProbeResult& out, const TopologyFacts& facts) {
+    out.attributes[topology_summary_key] = to_json(facts);
+}
+
+void record_device_locality(ProbeResult& out, const DeviceLocalityFacts& facts) {
+    out.attributes[device_locality_key] = to_json(facts);
+}
+
+std::optional<TopologyFacts> topology_facts_of(const ProbeResult& result) {
+    if (result.id != "topology.host") return std::nullopt;
+    const json* j = ok_attribute(&result, topology_summary_key);
+    return j ? topology_facts_from_json(*j) : std::nullopt;
+}
+
+std::optional<TopologyFacts> topology_facts_of(const RunReport& report) {
+    const ProbeResult* p = find_result(report, "topology.host");
+    return p ? topology_facts_of(*p) : std::nullopt;
+}
+
+std::optional<DeviceLocalityFacts> device_locality_of(const RunReport& report) {
+    const json* j = ok_attribute(find_result(report, "topology.device"), device_locality_key);
+    return j ? device_locality_from_json(*j) : std::nullopt;
 }
 
 std::string index_list(const std::vector<unsigned>& indexes) {

@@ -14,6 +14,9 @@
 
 namespace clprobe {
 
+struct ProbeResult;
+struct RunReport;
+
 // One end of a PCIe link as read at one moment. Unknown parts stay empty.
 struct PcieLinkReading {
     std::optional<double> gt_per_s;  // per-lane transfer rate (2.5, 5, 8, 16, 32, 64)
@@ -120,6 +123,17 @@ nlohmann::json to_json(const PcieLinkFacts& link);
 // Readers for saved reports: nullopt when the JSON is not in this shape (rules never throw).
 std::optional<TopologyFacts> topology_facts_from_json(const nlohmann::json& j);
 std::optional<DeviceLocalityFacts> device_locality_from_json(const nlohmann::json& j);
+
+// The topology probes write their facts with one call: topology.host under "summary",
+// topology.device under "locality".
+void record_topology_facts(ProbeResult& out, const TopologyFacts& facts);
+void record_device_locality(ProbeResult& out, const DeviceLocalityFacts& facts);
+
+// Rules and renderers read them back with one call: nullopt when the probe did not run, did not
+// end ok, or left no readable facts.
+std::optional<TopologyFacts> topology_facts_of(const ProbeResult& result);
+std::optional<TopologyFacts> topology_facts_of(const RunReport& report);
+std::optional<DeviceLocalityFacts> device_locality_of(const RunReport& report);
 
 // "0,2-3" for {0, 2, 3}: the form numactl takes.
 std::string index_list(const std::vector<unsigned>& indexes);

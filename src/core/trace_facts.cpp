@@ -1,5 +1,7 @@
 #include "core/trace_facts.hpp"
 
+#include "core/report.hpp"
+
 namespace clprobe {
 
 using nlohmann::json;
@@ -132,6 +134,17 @@ std::optional<TraceFacts> trace_facts_from_json(const json& j) {
     } catch (const json::exception&) {
         return std::nullopt;
     }
+}
+
+void record_trace_facts(ProbeResult& out, const TraceFacts& facts) {
+    out.attributes["facts"] = to_json(facts);
+}
+
+std::optional<TraceFacts> trace_facts_of(const RunReport& report) {
+    const ProbeResult* p = find_result(report, trace_probe_id);
+    if (!p || !p->attributes.is_object()) return std::nullopt;
+    const auto it = p->attributes.find("facts");
+    return it == p->attributes.end() ? std::nullopt : trace_facts_from_json(*it);
 }
 
 }  // namespace clprobe

@@ -138,8 +138,16 @@ struct TraceFacts {
     double device_busy_seconds() const;  // kernel + transfer stages
 };
 
+struct ProbeResult;
+struct RunReport;
+
 nlohmann::json to_json(const TraceFacts& facts);
 // nullopt when the JSON is not in this shape (rules never throw on a hand-edited report).
 std::optional<TraceFacts> trace_facts_from_json(const nlohmann::json& j);
+
+// The trace.program probe writes them with one call (attribute "facts"); rules and renderers read
+// them back with one: nullopt when the report holds no trace.program result or no readable facts.
+void record_trace_facts(ProbeResult& out, const TraceFacts& facts);
+std::optional<TraceFacts> trace_facts_of(const RunReport& report);
 
 }  // namespace clprobe

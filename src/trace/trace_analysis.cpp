@@ -210,7 +210,7 @@ ProbeResult program_probe_result(TraceAnalysis analysis) {
     r.title = "The traced program";
     r.wall_seconds = analysis.facts.run.wall_seconds;
     r.measurements = std::move(analysis.measurements);
-    r.attributes["facts"] = to_json(analysis.facts);
+    record_trace_facts(r, analysis.facts);
     return r;
 }
 
