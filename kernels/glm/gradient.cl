@@ -36,15 +36,7 @@
 //
 // Build with -D REAL=float (default) or -D REAL=double -D REAL_IS_DOUBLE.
 
-#ifndef REAL
-#define REAL float
-#endif
-#if defined(REAL_IS_DOUBLE)
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
+#include "glm/real.clh"
 
 // Per vector width: the type, loads and stores (vloadN only needs element alignment), and the
 // horizontal sum.

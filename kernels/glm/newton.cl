@@ -16,15 +16,7 @@
 //
 // Build with -D REAL=float (default) or -D REAL=double -D REAL_IS_DOUBLE.
 
-#ifndef REAL
-#define REAL float
-#endif
-#if defined(REAL_IS_DOUBLE)
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
+#include "glm/real.clh"
 #define REAL8 CAT(REAL, 8)
 
 __kernel void newton_row(__global const REAL* restrict x, __global const REAL* restrict y,

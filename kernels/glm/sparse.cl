@@ -11,12 +11,7 @@
 //
 // Build with -D REAL=float (default) or -D REAL=double -D REAL_IS_DOUBLE.
 
-#ifndef REAL
-#define REAL float
-#endif
-#if defined(REAL_IS_DOUBLE)
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
+#include "glm/real.clh"
 
 __kernel void grad_csr_part(__global const uint* restrict row_ptr, __global const uint* restrict cols,
                             __global const REAL* restrict vals, __global const REAL* restrict y,

@@ -16,6 +16,7 @@
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
+#include "core/pipeline_stages.hpp"
 
 namespace clprobe {
 
@@ -25,23 +26,8 @@ using namespace attention;
 
 constexpr double fp32_tolerance = 1e-4;
 
-// The step's stages, in order; their names are attention.pipeline's stage labels, which the
-// ranking's gain targets name.
-enum class StepStage { upload, prefill, decode, download };
-constexpr StepStage step_stages[] = {StepStage::upload, StepStage::prefill, StepStage::decode, StepStage::download};
-
-const char* name_of(StepStage stage) {
-    switch (stage) {
-        case StepStage::upload:
-            return "upload";
-        case StepStage::prefill:
-            return "prefill";
-        case StepStage::decode:
-            return "decode";
-        default:
-            return "download";
-    }
-}
+// The step's stages, in order (attention.pipeline's stage labels, which gain targets name).
+constexpr const auto& step_stages = attention_pipeline_stages;
 
 // Whether attention.decode found the split layout faster for fp32 (the tuned step uses it then).
 bool split_decode_faster(const ProbeContext& ctx) {
@@ -111,33 +97,35 @@ class StepWorkload {
 
     // One stage of one variant, as the commands it enqueues (pageable host memory for the
     // transfers, as a first version has it).
-    void enqueue(const StepVariant& v, StepStage stage, std::vector<cl::Event>& ev) {
+    void enqueue(const StepVariant& v, Stage stage, std::vector<cl::Event>& ev) {
         switch (stage) {
-            case StepStage::upload:
+            case Stage::upload:
                 write(t_.q, p_.q, ev);
                 write(t_.k, p_.k, ev);
                 write(t_.v, p_.v, ev);
                 write(decode_.query, query_, ev);
                 break;
-            case StepStage::prefill:
+            case Stage::prefill:
                 if (v.fused)
                     ev.push_back(enqueue_fused(q_, fused_, t_, heads_, p_, tiles_.front()));
                 else
                     enqueue_unfused(q_, unfused_, t_, p_, ev);
                 break;
-            case StepStage::decode:
+            case Stage::decode:
                 for (std::uint32_t k = 0; k < c_.decode_steps; ++k)
                     enqueue_decode(q_, decode_, v.decode_splits, ev);
                 break;
-            case StepStage::download:
+            case Stage::download:
                 read(t_.o, host_out_, ev);
                 read(decode_.out, host_dec_, ev);
+                break;
+            default:  // not a stage of attention.pipeline
                 break;
         }
     }
 
     void enqueue_step(const StepVariant& v, std::vector<cl::Event>& ev) {
-        for (StepStage stage : step_stages)
+        for (Stage stage : step_stages)
             enqueue(v, stage, ev);
     }
 
@@ -227,11 +215,11 @@ class StepProbe final : public Probe {
     static void add_variant(InterleavedSampler& sampler, DeviceSession& s, StepWorkload& w, const StepVariant& v,
                             bool quick) {
         cl::CommandQueue& q = s.queue();
-        for (StepStage stage : step_stages)
+        for (Stage stage : step_stages)
             sampler.add([&, v, stage](std::int64_t n) {
                 return time_steps(
                     q, s.profiling(), n, [&, v, stage](std::vector<cl::Event>& ev) { w.enqueue(v, stage, ev); },
-                    fmt::format("attention step {} {}", v.name, name_of(stage)));
+                    fmt::format("attention step {} {}", v.name, stage_name(stage)));
             });
         std::vector<cl::Event> ignored;
         if (quick) {
@@ -255,9 +243,10 @@ class StepProbe final : public Probe {
         std::size_t i = 0;
         for (const StepVariant& v : variants) {
             double stage_sum = 0;
-            for (StepStage stage : step_stages) {
-                const Labels labels{{"variant", v.name}, {"stage", name_of(stage)}};
-                Measurement m = time_measurement("attention.pipeline.stage_time", labels, sets[i++]);
+            for (Stage stage : step_stages) {
+                const Labels labels{{"variant", v.name}, {"stage", stage_name(stage)}};
+                Measurement m =
+                    time_measurement(fmt::format("{}.stage_time", pipeline_ids::attention), labels, sets[i++]);
                 stage_sum += m.summary.median;
                 out.measurements.push_back(m);
                 m.metric = "attention.step.time";

@@ -9,6 +9,7 @@
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "core/glm_facts.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_probes.hpp"
@@ -33,6 +34,7 @@ struct DeviceFit {
     std::vector<double> beta;
     int iterations = 0;
     bool converged = false;
+    double error = 0;  // max |beta - beta_host|, once checked
 };
 
 DeviceFit device_fit(NewtonPass& pass, std::uint64_t n, std::uint32_t p, const FitSettings& settings) {
@@ -65,10 +67,8 @@ class FitProbe final : public Probe {
     std::string workload() const override { return "glm"; }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
-        DeviceSession& s = *ctx.device;
         const Shape shape = shape_for(ctx.options);
-        const std::uint64_t n = std::min(shape.rows, fit_rows_cap(ctx.options.mode));
-        const std::uint32_t p = shape.cols;
+        const GlmRunShape ran{std::min(shape.rows, fit_rows_cap(ctx.options.mode)), shape.cols};
         SamplerConfig config = sampler_for(ctx.options.mode);
         // Whole fits are long batches already: a few samples each.
         config.samples = std::min(config.samples, 3);
@@ -76,82 +76,103 @@ class FitProbe final : public Probe {
         FitSettings settings;
         settings.lambda = ridge_lambda;
         nlohmann::json fits = nlohmann::json::array();
-
-        for (Family family : {Family::logistic, Family::poisson}) {
-            const Dataset d = make_dataset(n, p, family, data_seed + 1);
-            const FitResult host = host_fit(d, settings);
-            if (!host.converged)
-                throw ProbeUnsupported(fmt::format("the host {} fit did not converge in {} iterations",
-                                                   to_string(family), settings.max_iterations));
-            check_stop();
-            DeviceData data = upload_dense(s, d, Layout::row, false, std::vector<double>(p, 0.0), 1);
-            NewtonPass pass(s, data, family);
-            const Labels labels{{"family", to_string(family)}, {"precision", "fp32"}};
-
-            // One pass at the start point, checked against the double sums before it is timed.
-            const std::vector<double> start = evaluation_beta(d);
-            pass.set_beta(start);
-            pass.enqueue();
-            const NewtonSums got = pass.read_sums(), want = reference_newton_sums(d, start);
-            const double h_err = relative_error(got.h, want.h), g_err = relative_error(got.g, want.g);
-            if (!(h_err <= tolerance(false)) || !(g_err <= tolerance(false)))
-                throw VerificationError(
-                    fmt::format("{} Newton sums differ from the double reference: H by {:.3g}, "
-                                "gradient by {:.3g} (relative)",
-                                to_string(family), h_err, g_err));
-            const SampleSet passes = run_samples(
-                [&](std::int64_t iters) {
-                    return time_commands(
-                        s.queue(), s.profiling(), iters, [&] { return pass.enqueue(); }, "glm.newton_row");
-                },
-                config);
-            const double pass_flops = 2.0 * static_cast<double>(n) * p * (p + 1) / 2.0 + 4.0 * n * p;
-            out.measurements.push_back(
-                make_measurement("glm.newton.time", "ms", labels, to_times(passes, 1e3), passes.timer, false));
-            out.measurements.push_back(make_measurement("glm.newton.gflops", "GFLOP/s", labels,
-                                                        to_rates(passes, pass_flops, 1e-9), passes.timer));
-
-            // Whole fits from beta = 0 (device passes, reads and host solves), on the host clock.
-            DeviceFit fit;
-            const SampleSet fit_times = run_samples(
-                [&](std::int64_t iters) {
-                    const auto t0 = std::chrono::steady_clock::now();
-                    for (std::int64_t k = 0; k < iters; ++k)
-                        fit = device_fit(pass, n, p, settings);
-                    return TimedBatch{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                                      TimerKind::host_steady_clock};
-                },
-                config);
-            const double beta_err = max_abs_difference(fit.beta, host.beta);
-            if (!fit.converged || !(beta_err <= beta_tolerance))
-                throw VerificationError(
-                    fmt::format("{} fit: device beta differs from the host fit by {:.3g} after {} "
-                                "iterations (allowed {:.0e}{})",
-                                to_string(family), beta_err, fit.iterations, beta_tolerance,
-                                fit.converged ? "" : ", not converged"));
-            out.measurements.push_back(
-                make_measurement("glm.fit.time", "ms", labels, to_times(fit_times, 1e3), fit_times.timer, false));
-            Measurement it = make_measurement("glm.fit.iterations", "count", labels,
-                                              {static_cast<double>(fit.iterations)}, TimerKind::none, false);
-            out.measurements.push_back(it);
-            // The error can be exactly 0 in a lucky case; keep it positive for log-scale renderers.
-            Measurement err =
-                make_measurement("glm.fit.error", "abs", labels, {std::max(beta_err, 1e-300)}, TimerKind::none, false);
-            err.note = "max |beta_device - beta_host_double|";
-            out.measurements.push_back(err);
-            fits.push_back({{"family", to_string(family)},
-                            {"device_iterations", fit.iterations},
-                            {"host_iterations", host.iterations},
-                            {"beta_error", beta_err},
-                            {"newton_h_error", h_err},
-                            {"newton_g_error", g_err}});
-        }
-        out.attributes["rows"] = n;
-        out.attributes["cols"] = p;
+        for (Family family : {Family::logistic, Family::poisson})
+            fits.push_back(fit_family(*ctx.device, family, ran, config, settings, out));
+        write_glm_run_shape(out, ran);
         out.attributes["fits"] = fits;
         out.attributes["sampling"] = sampling_note(config);
         out.attributes["convergence"] =
             fmt::format("max |delta beta| <= {:.0e} on the device (fp32 sums), 1e-7 on the host", device_tolerance);
+    }
+
+  private:
+    // Relative errors of one Newton pass's sums against the double reference.
+    struct SumErrors {
+        double h = 0, g = 0;
+    };
+
+    // One pass at the start point, checked against the double sums before it is timed.
+    static SumErrors verify_pass(NewtonPass& pass, const Dataset& d, Family family) {
+        const std::vector<double> start = evaluation_beta(d);
+        pass.set_beta(start);
+        pass.enqueue();
+        const NewtonSums got = pass.read_sums(), want = reference_newton_sums(d, start);
+        const SumErrors e{relative_error(got.h, want.h), relative_error(got.g, want.g)};
+        if (!(e.h <= tolerance(false)) || !(e.g <= tolerance(false)))
+            throw VerificationError(
+                fmt::format("{} Newton sums differ from the double reference: H by {:.3g}, "
+                            "gradient by {:.3g} (relative)",
+                            to_string(family), e.h, e.g));
+        return e;
+    }
+
+    static void record_passes(ProbeResult& out, DeviceSession& s, NewtonPass& pass, const GlmRunShape& ran,
+                              const Labels& labels, const SamplerConfig& config) {
+        const SampleSet passes = run_samples(
+            [&](std::int64_t iters) {
+                return time_commands(
+                    s.queue(), s.profiling(), iters, [&] { return pass.enqueue(); }, "glm.newton_row");
+            },
+            config);
+        const double n = static_cast<double>(ran.rows), p = ran.cols;
+        const double pass_flops = 2.0 * n * p * (p + 1) / 2.0 + 4.0 * n * p;
+        out.measurements.push_back(
+            make_measurement("glm.newton.time", "ms", labels, to_times(passes, 1e3), passes.timer, false));
+        out.measurements.push_back(
+            make_measurement("glm.newton.gflops", "GFLOP/s", labels, to_rates(passes, pass_flops, 1e-9), passes.timer));
+    }
+
+    // Whole fits from beta = 0 (device passes, reads and host solves), on the host clock; the last
+    // fit must match the host's.
+    static DeviceFit record_fits(ProbeResult& out, NewtonPass& pass, const GlmRunShape& ran, const Labels& labels,
+                                 const SamplerConfig& config, const FitSettings& settings, const FitResult& host) {
+        DeviceFit fit;
+        const SampleSet fit_times = run_samples(
+            [&](std::int64_t iters) {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (std::int64_t k = 0; k < iters; ++k)
+                    fit = device_fit(pass, ran.rows, ran.cols, settings);
+                return TimedBatch{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                                  TimerKind::host_steady_clock};
+            },
+            config);
+        const double beta_err = max_abs_difference(fit.beta, host.beta);
+        if (!fit.converged || !(beta_err <= beta_tolerance))
+            throw VerificationError(fmt::format(
+                "{} fit: device beta differs from the host fit by {:.3g} after {} "
+                "iterations (allowed {:.0e}{})",
+                labels.at("family"), beta_err, fit.iterations, beta_tolerance, fit.converged ? "" : ", not converged"));
+        out.measurements.push_back(
+            make_measurement("glm.fit.time", "ms", labels, to_times(fit_times, 1e3), fit_times.timer, false));
+        out.measurements.push_back(make_measurement("glm.fit.iterations", "count", labels,
+                                                    {static_cast<double>(fit.iterations)}, TimerKind::none, false));
+        // The error can be exactly 0 in a lucky case; keep it positive for log-scale renderers.
+        Measurement err =
+            make_measurement("glm.fit.error", "abs", labels, {std::max(beta_err, 1e-300)}, TimerKind::none, false);
+        err.note = "max |beta_device - beta_host_double|";
+        out.measurements.push_back(err);
+        fit.error = beta_err;
+        return fit;
+    }
+
+    // One family: host reference fit, a checked pass, timed passes, timed whole fits.
+    static nlohmann::json fit_family(DeviceSession& s, Family family, const GlmRunShape& ran,
+                                     const SamplerConfig& config, const FitSettings& settings, ProbeResult& out) {
+        const Dataset d = make_dataset(ran.rows, ran.cols, family, data_seed + 1);
+        const FitResult host = host_fit(d, settings);
+        if (!host.converged)
+            throw ProbeUnsupported(fmt::format("the host {} fit did not converge in {} iterations", to_string(family),
+                                               settings.max_iterations));
+        check_stop();
+        DeviceData data = upload_dense(s, d, Layout::row, false, std::vector<double>(ran.cols, 0.0), 1);
+        NewtonPass pass(s, data, family);
+        const Labels labels{{"family", to_string(family)}, {"precision", "fp32"}};
+        const SumErrors sums = verify_pass(pass, d, family);
+        record_passes(out, s, pass, ran, labels, config);
+        const DeviceFit fit = record_fits(out, pass, ran, labels, config, settings, host);
+        return {{"family", to_string(family)},        {"device_iterations", fit.iterations},
+                {"host_iterations", host.iterations}, {"beta_error", fit.error},
+                {"newton_h_error", sums.h},           {"newton_g_error", sums.g}};
     }
 };
 

@@ -190,104 +190,156 @@ DeviceData allocate_row_batch(DeviceSession& s, std::uint64_t rows, std::uint32_
     return out;
 }
 
-std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const GradientVariant& v, Family family,
-                                      double inv_n, double lambda, std::uint64_t rows) {
-    const DeviceInfo& info = s.info();
-    const std::uint64_t n = rows == 0 ? data.n : std::min(rows, data.n);
-    const std::size_t e = real_bytes(v.fp64);
-    const std::size_t wg = v.wg;
-    const cl_uint p = data.p, fam = family_arg(family), fused = v.passes == 1;
-    if (wg == 0 || wg > info.max_work_group_size)
-        throw ProbeUnsupported(fmt::format("work-group size {} exceeds the device's {}", wg, info.max_work_group_size));
-    if (v.fp64 && !info.fp64) throw ProbeUnsupported("the device has no double precision (cl_khr_fp64)");
-    if (v.fp64 && v.reduction == Reduction::atomic && !has_extension(info, "cl_khr_int64_base_atomics"))
-        throw ProbeUnsupported("fp64 atomics need cl_khr_int64_base_atomics");
-    const auto need_local = [&](std::uint64_t bytes) {
-        if (bytes > info.local_mem_bytes)
-            throw ProbeUnsupported(fmt::format("{} needs {} bytes of local memory; the device has {}", v.name(), bytes,
-                                               info.local_mem_bytes));
-    };
-    // work_buffers() sized the partial buffer for work-groups up to max_partial_wg.
-    const auto need_partial_room = [&] {
-        if (wg > max_partial_wg)
-            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v.name(), max_partial_wg));
-    };
-    const std::string opts = real_options(v.fp64);
-    const auto kernel = [&](const std::string& file, const std::string& name) {
-        return s.kernels().kernel(file, name.c_str(), opts);
-    };
-    const auto real = [&](double value) { return RealArg{value, v.fp64}; };
-    const std::size_t max_groups = std::min(gradient_groups(info), data.partial_groups / max_partial_wg);
-    std::vector<Launch> out;
+namespace {
 
-    // The reduction and the atomic variants' zero and finalize steps take one work-item per coefficient.
-    const auto per_coefficient = [&](cl::Kernel k) { out.push_back({std::move(k), p, 0}); };
-    const auto reduce = [&](std::size_t groups) {
-        per_coefficient(with_args(kernel(gradient_file, "reduce_partials"), data.partial, data.beta, data.g,
-                                  u32(groups), p, real(inv_n), real(lambda)));
-    };
-    const auto zero_and_finalize = [&](Launch main) {
-        per_coefficient(with_args(kernel(gradient_file, "zero_vector"), data.g, p));
-        out.push_back(std::move(main));
-        per_coefficient(
-            with_args(kernel(gradient_file, "finalize_atomic"), data.g, data.beta, p, real(inv_n), real(lambda)));
-    };
+// Builds the launch sequence of one gradient variant: one method per kernel family (CSR, row-major,
+// column-major), sharing the reduction and the atomic variants' zero/finalize steps.
+class GradientLaunchBuilder {
+  public:
+    GradientLaunchBuilder(DeviceSession& s, DeviceData& data, const GradientVariant& v, Family family, double inv_n,
+                          double lambda, std::uint64_t n)
+        : s_(s),
+          info_(s.info()),
+          data_(data),
+          v_(v),
+          n_(n),
+          p_(data.p),
+          fam_(family_arg(family)),
+          fused_(v.passes == 1),
+          inv_n_(inv_n),
+          lambda_(lambda),
+          opts_(real_options(v.fp64)) {}
 
-    if (v.format == Format::csr) {
-        need_partial_room();
-        const std::size_t items = max_groups * wg;
-        out.push_back({with_args(kernel(sparse_file, "grad_csr_part"), data.row_ptr, data.cols, data.x, data.y,
-                                 data.beta, data.partial, u32(n), p, u32((n + items - 1) / items), fam),
-                       items, wg});
-        reduce(items);
-        return out;
+    // Throws ProbeUnsupported when the device cannot run the variant at all.
+    void check_supported() const {
+        if (v_.wg == 0 || v_.wg > info_.max_work_group_size)
+            throw ProbeUnsupported(
+                fmt::format("work-group size {} exceeds the device's {}", v_.wg, info_.max_work_group_size));
+        if (v_.fp64 && !info_.fp64) throw ProbeUnsupported("the device has no double precision (cl_khr_fp64)");
+        if (v_.fp64 && v_.reduction == Reduction::atomic && !has_extension(info_, "cl_khr_int64_base_atomics"))
+            throw ProbeUnsupported("fp64 atomics need cl_khr_int64_base_atomics");
     }
 
-    const int w = v.vector;
+    std::vector<Launch> build() {
+        check_supported();
+        if (v_.format == Format::csr)
+            csr();
+        else if (v_.layout == Layout::row)
+            row();
+        else
+            col();
+        return std::move(out_);
+    }
+
+  private:
+    cl::Kernel kernel(const char* file, const std::string& name) const {
+        return s_.kernels().kernel(file, name.c_str(), opts_);
+    }
+    RealArg real(double value) const { return RealArg{value, v_.fp64}; }
+    std::size_t max_groups() const { return std::min(gradient_groups(info_), data_.partial_groups / max_partial_wg); }
     // Every dense kernel comes in vector widths and takes the model (x, y, beta) first.
-    const auto dense = [&](const char* stem, const auto&... rest) {
-        return with_args(kernel(gradient_file, fmt::format("{}_v{}", stem, w)), data.x, data.y, data.beta, rest...);
-    };
-    if (v.layout == Layout::row) {
+    template <class... Rest>
+    cl::Kernel dense(const char* stem, const Rest&... rest) const {
+        return with_args(kernel(gradient_file, fmt::format("{}_v{}", stem, v_.vector)), data_.x, data_.y, data_.beta,
+                         rest...);
+    }
+
+    void need_local(std::uint64_t bytes) const {
+        if (bytes > info_.local_mem_bytes)
+            throw ProbeUnsupported(fmt::format("{} needs {} bytes of local memory; the device has {}", v_.name(), bytes,
+                                               info_.local_mem_bytes));
+    }
+    // work_buffers() sized the partial buffer for work-groups up to max_partial_wg.
+    void need_partial_room() const {
+        if (v_.wg > max_partial_wg)
+            throw ProbeUnsupported(fmt::format("{}: work-groups above {}", v_.name(), max_partial_wg));
+    }
+
+    // The reduction and the atomic variants' zero and finalize steps take one work-item per coefficient.
+    void per_coefficient(cl::Kernel k) { out_.push_back({std::move(k), p_, 0}); }
+    void reduce(std::size_t groups) {
+        per_coefficient(with_args(kernel(gradient_file, "reduce_partials"), data_.partial, data_.beta, data_.g,
+                                  u32(groups), p_, real(inv_n_), real(lambda_)));
+    }
+    void zero_and_finalize(Launch main) {
+        per_coefficient(with_args(kernel(gradient_file, "zero_vector"), data_.g, p_));
+        out_.push_back(std::move(main));
+        per_coefficient(
+            with_args(kernel(gradient_file, "finalize_atomic"), data_.g, data_.beta, p_, real(inv_n_), real(lambda_)));
+    }
+
+    void csr() {
+        need_partial_room();
+        const std::size_t items = max_groups() * v_.wg;
+        out_.push_back({with_args(kernel(sparse_file, "grad_csr_part"), data_.row_ptr, data_.cols, data_.x, data_.y,
+                                  data_.beta, data_.partial, u32(n_), p_, u32((n_ + items - 1) / items), fam_),
+                        items, v_.wg});
+        reduce(items);
+    }
+
+    void row() {
+        const std::size_t wg = v_.wg;
         // At least 32 rows per work-item where n allows: the kernel takes rows eight at a time
         // (one vector link function per block), and a work-item with a row or two spends its
         // time zeroing and reducing its partial slice instead.
         constexpr std::uint64_t min_rows_per_item = 32;
-        const std::size_t wanted_groups = (n + min_rows_per_item * wg - 1) / (min_rows_per_item * wg);
-        const std::size_t items = std::clamp<std::size_t>(wanted_groups, 1, max_groups) * wg;
-        const cl_uint rows_per_item = u32((n + items - 1) / items);
-        if (v.reduction == Reduction::atomic) {
-            zero_and_finalize({dense("grad_row_atomic", data.g, u32(n), p, rows_per_item, fam), items, wg});
-            return out;
+        const std::size_t wanted_groups = (n_ + min_rows_per_item * wg - 1) / (min_rows_per_item * wg);
+        const std::size_t items = std::clamp<std::size_t>(wanted_groups, 1, max_groups()) * wg;
+        const cl_uint rows_per_item = u32((n_ + items - 1) / items);
+        if (v_.reduction == Reduction::atomic) {
+            zero_and_finalize({dense("grad_row_atomic", data_.g, u32(n_), p_, rows_per_item, fam_), items, wg});
+            return;
         }
         need_partial_room();
-        if (v.passes == 2) out.push_back({dense("residual_row", data.r, u32(n), p, rows_per_item, fam), items, wg});
+        if (v_.passes == 2)
+            out_.push_back({dense("residual_row", data_.r, u32(n_), p_, rows_per_item, fam_), items, wg});
         // Each work-item sums its rows into its own partial slice (no barrier, no atomics: CPU
         // devices keep the slice in L1); the second pass adds the work-items' partials.
-        out.push_back({dense("grad_row_part", data.r, data.partial, u32(n), p, rows_per_item, fam, fused), items, wg});
+        out_.push_back(
+            {dense("grad_row_part", data_.r, data_.partial, u32(n_), p_, rows_per_item, fam_, fused_), items, wg});
         reduce(items);
-        return out;
     }
 
     // Column-major: every row of the padded matrix takes part (rows n..ld-1 are zero).
-    if (n != data.n) throw std::invalid_argument("column-major gradients run over all rows");
-    const std::uint64_t ld = data.ld;
-    const std::size_t per_item_global = round_up((ld + w - 1) / w, wg);
-    if (v.reduction == Reduction::atomic) {
-        zero_and_finalize({dense("grad_col_atomic", data.g, u32(ld), p, fam), per_item_global, wg});
-        return out;
+    void col() {
+        if (n_ != data_.n) throw std::invalid_argument("column-major gradients run over all rows");
+        const std::size_t wg = v_.wg, e = real_bytes(v_.fp64);
+        const int w = v_.vector;
+        const std::uint64_t ld = data_.ld;
+        const std::size_t per_item_global = round_up((ld + w - 1) / w, wg);
+        if (v_.reduction == Reduction::atomic) {
+            zero_and_finalize({dense("grad_col_atomic", data_.g, u32(ld), p_, fam_), per_item_global, wg});
+            return;
+        }
+        need_local((wg * w + p_) * e);
+        if (v_.passes == 2) out_.push_back({dense("residual_col", data_.r, u32(ld), p_, fam_), per_item_global, wg});
+        const std::uint64_t tile_rows = wg * static_cast<std::uint64_t>(w);
+        const std::uint64_t tiles = (ld + tile_rows - 1) / tile_rows;
+        const std::uint64_t tiles_per_group = (tiles + max_groups() - 1) / max_groups();
+        const std::size_t groups = static_cast<std::size_t>((tiles + tiles_per_group - 1) / tiles_per_group);
+        out_.push_back({dense("grad_col_local", data_.r, data_.partial, cl::Local(wg * w * e),
+                              cl::Local(std::size_t{p_} * e), u32(ld), p_, u32(tiles_per_group), fam_, fused_),
+                        groups * wg, wg});
+        reduce(groups);
     }
-    need_local((wg * w + p) * e);
-    if (v.passes == 2) out.push_back({dense("residual_col", data.r, u32(ld), p, fam), per_item_global, wg});
-    const std::uint64_t tile_rows = wg * static_cast<std::uint64_t>(w);
-    const std::uint64_t tiles = (ld + tile_rows - 1) / tile_rows;
-    const std::uint64_t tiles_per_group = (tiles + max_groups - 1) / max_groups;
-    const std::size_t groups = static_cast<std::size_t>((tiles + tiles_per_group - 1) / tiles_per_group);
-    out.push_back({dense("grad_col_local", data.r, data.partial, cl::Local(wg * w * e), cl::Local(std::size_t{p} * e),
-                         u32(ld), p, u32(tiles_per_group), fam, fused),
-                   groups * wg, wg});
-    reduce(groups);
-    return out;
+
+    DeviceSession& s_;
+    const DeviceInfo& info_;
+    DeviceData& data_;
+    const GradientVariant& v_;
+    std::uint64_t n_;
+    cl_uint p_, fam_, fused_;
+    double inv_n_, lambda_;
+    std::string opts_;
+    std::vector<Launch> out_;
+};
+
+}  // namespace
+
+std::vector<Launch> gradient_launches(DeviceSession& s, DeviceData& data, const GradientVariant& v, Family family,
+                                      double inv_n, double lambda, std::uint64_t rows) {
+    const std::uint64_t n = rows == 0 ? data.n : std::min(rows, data.n);
+    return GradientLaunchBuilder(s, data, v, family, inv_n, lambda, n).build();
 }
 
 cl::Event enqueue_launches(cl::CommandQueue& queue, std::vector<Launch>& launches) {

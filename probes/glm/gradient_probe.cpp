@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "common/roof_placement.hpp"
+#include "core/glm_facts.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_memory.hpp"
@@ -158,58 +160,100 @@ class GradientProbe final : public Probe {
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
         const DeviceInfo& info = s.info();
-        Shape shape = shape_for(ctx.options);
-        const std::uint32_t p = shape.cols;
+        const Shape shape = shape_for(ctx.options);
+        GlmGradientFacts facts;
+        facts.ran.cols = shape.cols;
+        facts.rows_requested = shape.rows;
+        facts.density = shape.density;
         // fp32 and fp64 row-major copies and a column-major one: cap n so they fit.
-        const std::uint64_t row_bytes = std::uint64_t{p} * 8;
-        const std::uint64_t wanted = shape.rows * row_bytes;
-        const std::uint64_t n = fit_buffer_bytes(info, wanted, 3, row_bytes) / row_bytes;
-        if (n < shape.rows) out.attributes["rows_capped_from"] = shape.rows;
-        out.attributes["rows_requested"] = shape.rows;
+        const std::uint64_t row_bytes = std::uint64_t{shape.cols} * 8;
+        facts.ran.rows = fit_buffer_bytes(info, shape.rows * row_bytes, 3, row_bytes) / row_bytes;
+        facts.rows_capped = facts.ran.rows < shape.rows;
         const std::size_t groups = gradient_groups(info);
-        record_memory(out, info, shape, n, groups);
+        record_memory(out, info, shape, facts.ran.rows, groups);
 
-        const auto data = shared_dataset(n, p, Family::logistic);
-        const std::vector<double> beta = evaluation_beta(*data);
-        std::vector<double> reference = reference_gradient(*data, beta, ridge_lambda);
-        const std::uint64_t atomic_rows =
-            std::min(n, ctx.options.mode == RunMode::quick ? atomic_rows_cap / 4 : atomic_rows_cap);
-        std::vector<double> atomic_reference = reference_gradient(*data, beta, ridge_lambda, atomic_rows);
-        const CsrMatrix csr = make_csr(n, p, shape.density, data_seed);
-        std::vector<double> csr_reference = reference_gradient(csr, data->y, Family::logistic, beta, ridge_lambda);
-        check_stop();
-
-        const auto variants = variants_for(info, p, ctx.options.mode);
-        DeviceData row32 = upload_dense(s, *data, Layout::row, false, beta, groups);
-        DeviceData col32 = upload_dense(s, *data, Layout::col, false, beta, groups);
-        DeviceData row64;
-        if (info.fp64) row64 = upload_dense(s, *data, Layout::row, true, beta, groups);
-        DeviceData csr32 = upload_csr(s, csr, data->y, false, beta, groups);
-
+        Inputs in = make_inputs(s, shape, facts.ran.rows, groups, ctx.options.mode);
         SamplerConfig config = sampler_for(ctx.options.mode);
         // Many variants: a slow one (atomics, fp64) gets fewer samples rather than the whole budget.
         config.budget_seconds = ctx.options.mode == RunMode::quick  ? 0.08
                                 : ctx.options.mode == RunMode::full ? 2
                                                                     : 0.15;
         InterleavedSampler sampler(config);
-        nlohmann::json checked = nlohmann::json::array();
         std::vector<Planned> plans;
+        const nlohmann::json checked =
+            plan_and_verify(s, in, variants_for(info, shape.cols, ctx.options.mode), sampler, plans);
+        const std::vector<SampleSet> sets = sampler.run();
+
+        const Measurement* peak = peak_bandwidth(ctx.earlier);
+        for (std::size_t i = 0; i < plans.size(); ++i)
+            record_variant(out, ctx.earlier, plans[i], sets[i], in.n);
+        headlines(out, peak, in.n);
+
+        facts.sparse_crossover_density = sparse_crossover(out, shape.density);
+        write_glm_gradient_facts(out, facts);
+        out.attributes["family"] = "logistic";
+        out.attributes["csr_nnz"] = in.csr.nnz();
+        out.attributes["atomic_rows"] = in.atomic_rows;
+        out.attributes["work_groups"] = groups;
+        out.attributes["verified"] = checked;
+        out.attributes["sampling"] = sampling_note(config);
+        out.attributes["bytes_counted"] =
+            "X and y once per pass (two passes: X twice plus the residual vector written and read); CSR: values, "
+            "column indices, row pointers and y";
+        if (!peak) out.attributes["roofline_note"] = "kernel.peak.bandwidth was not measured in this run";
+    }
+
+  private:
+    // The data every variant reads: host references and the device copies of each layout.
+    struct Inputs {
+        std::uint64_t n = 0, atomic_rows = 0;
+        std::uint32_t p = 0;
+        CsrMatrix csr;
+        std::vector<double> reference, atomic_reference, csr_reference;
+        DeviceData row32, col32, row64, csr32;
+    };
+
+    static Inputs make_inputs(DeviceSession& s, const Shape& shape, std::uint64_t n, std::size_t groups, RunMode mode) {
+        Inputs in;
+        in.n = n;
+        in.p = shape.cols;
+        const auto data = shared_dataset(n, in.p, Family::logistic);
+        const std::vector<double> beta = evaluation_beta(*data);
+        in.reference = reference_gradient(*data, beta, ridge_lambda);
+        in.atomic_rows = std::min(n, mode == RunMode::quick ? atomic_rows_cap / 4 : atomic_rows_cap);
+        in.atomic_reference = reference_gradient(*data, beta, ridge_lambda, in.atomic_rows);
+        in.csr = make_csr(n, in.p, shape.density, data_seed);
+        in.csr_reference = reference_gradient(in.csr, data->y, Family::logistic, beta, ridge_lambda);
+        check_stop();
+        in.row32 = upload_dense(s, *data, Layout::row, false, beta, groups);
+        in.col32 = upload_dense(s, *data, Layout::col, false, beta, groups);
+        if (s.info().fp64) in.row64 = upload_dense(s, *data, Layout::row, true, beta, groups);
+        in.csr32 = upload_csr(s, in.csr, data->y, false, beta, groups);
+        return in;
+    }
+
+    // Planned, calibrated and checked one at a time: a wrong kernel fails before the next
+    // variant's program is even built. Returns what was checked, per variant.
+    static nlohmann::json plan_and_verify(DeviceSession& s, Inputs& in, const std::vector<GradientVariant>& variants,
+                                          InterleavedSampler& sampler, std::vector<Planned>& plans) {
+        nlohmann::json checked = nlohmann::json::array();
         plans.reserve(variants.size());  // the sampler keeps references to its elements
         for (const auto& v : variants) {
-            // Planned, calibrated and checked one at a time: a wrong kernel fails before the next
-            // variant's program is even built.
             Planned& pl = plans.emplace_back();
             pl.variant = v;
-            pl.rows = v.reduction == Reduction::atomic ? atomic_rows : n;
-            pl.reference = v.format == Format::csr            ? &csr_reference
-                           : v.reduction == Reduction::atomic ? &atomic_reference
-                                                              : &reference;
-            pl.data = v.format == Format::csr ? &csr32 : v.fp64 ? &row64 : v.layout == Layout::col ? &col32 : &row32;
+            pl.rows = v.reduction == Reduction::atomic ? in.atomic_rows : in.n;
+            pl.reference = v.format == Format::csr            ? &in.csr_reference
+                           : v.reduction == Reduction::atomic ? &in.atomic_reference
+                                                              : &in.reference;
+            pl.data = v.format == Format::csr   ? &in.csr32
+                      : v.fp64                  ? &in.row64
+                      : v.layout == Layout::col ? &in.col32
+                                                : &in.row32;
             pl.launches = gradient_launches(s, *pl.data, v, Family::logistic, 1.0 / static_cast<double>(pl.rows),
                                             ridge_lambda, pl.rows);
-            pl.bytes = gradient_bytes(v, pl.rows, p, csr.nnz());
-            pl.flops = gradient_flops(v, pl.rows, p, csr.nnz());
-            pl.working_set = gradient_working_set(v, pl.rows, p, csr.nnz());
+            pl.bytes = gradient_bytes(v, pl.rows, in.p, in.csr.nnz());
+            pl.flops = gradient_flops(v, pl.rows, in.p, in.csr.nnz());
+            pl.working_set = gradient_working_set(v, pl.rows, in.p, in.csr.nnz());
             const std::string name = "glm." + v.name();
             sampler.add([&s, &pl, name](std::int64_t iters) { return time_launches(s, pl.launches, iters, name); },
                         pl.bytes);
@@ -218,49 +262,30 @@ class GradientProbe final : public Probe {
             checked.push_back({{"variant", v.name()}, {"rows", pl.rows}, {"relative_error", err}});
             check_stop();
         }
-        const std::vector<SampleSet> sets = sampler.run();
-
-        const Measurement* peak = peak_bandwidth(ctx.earlier);
-        std::vector<Measurement> times;
-        for (std::size_t i = 0; i < plans.size(); ++i) {
-            const auto& pl = plans[i];
-            const Labels labels = pl.variant.labels();
-            Measurement t =
-                make_measurement("glm.gradient.time", "ms", labels, to_times(sets[i], 1e3), sets[i].timer, false);
-            t.iterations_per_sample = sets[i].iterations;
-            if (pl.rows != n) t.note = fmt::format("over the first {} rows only", pl.rows);
-            Measurement bw = make_measurement("glm.gradient.bandwidth", "GB/s", labels,
-                                              to_rates(sets[i], pl.bytes, 1e-9), sets[i].timer);
-            Measurement gf = make_measurement("glm.gradient.gflops", "GFLOP/s", labels,
-                                              to_rates(sets[i], pl.flops, 1e-9), sets[i].timer);
-            const auto working_set = static_cast<std::uint64_t>(pl.working_set);
-            const auto roof = bandwidth_roof_for(ctx.earlier, working_set);
-            add_roofline_point(out, placed_point("glm " + pl.variant.name(), pl.flops / pl.bytes, gf.summary.median,
-                                                 working_set, roof));
-            out.measurements.push_back(t);
-            out.measurements.push_back(bw);
-            out.measurements.push_back(gf);
-            if (roof) out.measurements.push_back(fraction_of_roof("glm.gradient.roofline_fraction", labels, bw, *roof));
-        }
-        headlines(out, peak, n);
-
-        out.attributes["rows"] = n;
-        out.attributes["cols"] = p;
-        out.attributes["family"] = "logistic";
-        out.attributes["density"] = shape.density;
-        out.attributes["csr_nnz"] = csr.nnz();
-        out.attributes["atomic_rows"] = atomic_rows;
-        out.attributes["work_groups"] = groups;
-        out.attributes["verified"] = checked;
-        out.attributes["sampling"] = sampling_note(config);
-        out.attributes["bytes_counted"] =
-            "X and y once per pass (two passes: X twice plus the residual vector written and read); CSR: values, "
-            "column indices, row pointers and y";
-        if (!peak) out.attributes["roofline_note"] = "kernel.peak.bandwidth was not measured in this run";
-        sparse_crossover(out, shape.density);
+        return checked;
     }
 
-  private:
+    // Time, bandwidth, GFLOP/s and roofline placement of one variant.
+    static void record_variant(ProbeResult& out, const std::vector<ProbeResult>& earlier, const Planned& pl,
+                               const SampleSet& set, std::uint64_t n) {
+        const Labels labels = pl.variant.labels();
+        Measurement t = make_measurement("glm.gradient.time", "ms", labels, to_times(set, 1e3), set.timer, false);
+        t.iterations_per_sample = set.iterations;
+        if (pl.rows != n) t.note = fmt::format("over the first {} rows only", pl.rows);
+        Measurement bw =
+            make_measurement("glm.gradient.bandwidth", "GB/s", labels, to_rates(set, pl.bytes, 1e-9), set.timer);
+        Measurement gf =
+            make_measurement("glm.gradient.gflops", "GFLOP/s", labels, to_rates(set, pl.flops, 1e-9), set.timer);
+        const auto working_set = static_cast<std::uint64_t>(pl.working_set);
+        const auto roof = bandwidth_roof_for(earlier, working_set);
+        add_roofline_point(
+            out, placed_point("glm " + pl.variant.name(), pl.flops / pl.bytes, gf.summary.median, working_set, roof));
+        out.measurements.push_back(t);
+        out.measurements.push_back(bw);
+        out.measurements.push_back(gf);
+        if (roof) out.measurements.push_back(fraction_of_roof("glm.gradient.roofline_fraction", labels, bw, *roof));
+    }
+
     // The best dense fp32 variant over all rows (by time), as headline metrics without labels.
     static void headlines(ProbeResult& out, const Measurement* peak, std::uint64_t n) {
         (void)n;
@@ -288,16 +313,15 @@ class GradientProbe final : public Probe {
 
     // Where CSR stops paying: CSR time grows with the non-zeros, so at density d it matches the
     // dense time near d * dense / csr (an estimate from the two variants measured here).
-    static void sparse_crossover(ProbeResult& out, double density) {
+    static std::optional<double> sparse_crossover(const ProbeResult& out, double density) {
         const auto* csr = find_measurement(out, "glm.gradient.time", {{"format", "csr"}, {"precision", "fp32"}});
         const Measurement* dense = nullptr;  // the fastest full-size dense fp32 variant
         for (const auto& m : out.measurements)
             if (m.metric == "glm.gradient.time" && m.note.empty() && m.labels.at("format") == "dense" &&
                 m.labels.at("precision") == "fp32" && (!dense || m.summary.median < dense->summary.median))
                 dense = &m;
-        if (!csr || !dense || csr->summary.median <= 0) return;
-        out.attributes["sparse_crossover_density"] =
-            std::min(1.0, density * dense->summary.median / csr->summary.median);
+        if (!csr || !dense || csr->summary.median <= 0) return std::nullopt;
+        return std::min(1.0, density * dense->summary.median / csr->summary.median);
     }
 };
 

@@ -7,6 +7,7 @@
 
 #include "common/host_blas.hpp"
 #include "common/probe_support.hpp"
+#include "core/glm_facts.hpp"
 #include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
 
@@ -63,8 +64,7 @@ class HostBlasProbe final : public Probe {
             make_measurement("glm.host_blas.gradient.time", "ms", labels, to_times(set, 1e3), set.timer, false));
         out.measurements.push_back(make_measurement("glm.host_blas.gradient.bandwidth", "GB/s", labels,
                                                     to_rates(set, bytes, 1e-9), set.timer));
-        out.attributes["rows"] = data->n;
-        out.attributes["cols"] = data->p;
+        write_glm_run_shape(out, GlmRunShape{data->n, data->p});
         out.attributes["threads"] = host_blas::threads();
         out.attributes["relative_error"] = err;
         out.attributes["sampling"] = sampling_note(config);

@@ -5,6 +5,8 @@
 // uploads the new beta. Stages are timed one by one on this rank's host clock, so the report's
 // ranking can weigh each finding by its stage's share of the step (network.glm_step pipeline).
 // The first step's all-reduced gradient is checked against the double reference over all rows.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
+#include "core/pipeline_stages.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_support.hpp"
 #include "network/mpi_call.hpp"
@@ -24,8 +27,8 @@ namespace {
 using namespace glm;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::array<const char*, 5> stage_names = {"compute", "download", "allreduce", "update", "upload"};
-using Stages = std::array<double, 5>;  // seconds, in stage_names order
+constexpr const auto& stages = network_glm_step_stages;
+using Stages = std::array<double, stages.size()>;  // seconds, in `stages` order
 constexpr double learning_rate = 0.1;
 
 int steps_per_sample(RunMode mode) {
@@ -106,12 +109,13 @@ class GlmStepProbe final : public net::MpiProbe {
             step_seconds.push_back(seconds_since(t0) / steps);
             log.push_back(sum);
         }
-        for (std::size_t j = 0; j < stage_names.size(); ++j) {
+        for (std::size_t j = 0; j < stages.size(); ++j) {
             std::vector<double> v;
             for (const auto& st : log)
                 v.push_back(st[j]);
-            out.measurements.push_back(make_measurement("network.glm_step.stage_time", "s", {{"stage", stage_names[j]}},
-                                                        v, TimerKind::host_steady_clock, false));
+            out.measurements.push_back(make_measurement(fmt::format("{}.stage_time", pipeline_ids::network_glm_step),
+                                                        "s", {{"stage", stage_name(stages[j])}}, v,
+                                                        TimerKind::host_steady_clock, false));
         }
         Measurement m =
             make_measurement("network.glm_step.step_time", "s", {}, step_seconds, TimerKind::host_steady_clock, false);

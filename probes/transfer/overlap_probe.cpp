@@ -11,6 +11,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "core/pipeline_stages.hpp"
 #include "core/stop_points.hpp"
 #include "transfer/transfer_probes.hpp"
 #include "transfer/transfer_support.hpp"
@@ -23,7 +24,8 @@ using namespace transfer;
 
 constexpr std::uint32_t upload_seed = 11, download_seed = 12;
 constexpr float chain_a = 1.0f, chain_b = 0.5f;
-constexpr const char* stage_names[] = {"upload", "compute", "download"};
+const std::string stage_metric = std::string(pipeline_ids::transfer) + ".stage_time";
+const std::string step_metric = std::string(pipeline_ids::transfer) + ".step_time";
 
 std::uint64_t block_bytes(RunMode mode) {
     return mode == RunMode::quick ? (8ull << 20) : mode == RunMode::full ? (64ull << 20) : (16ull << 20);
@@ -123,13 +125,13 @@ class OverlapProbe final : public Probe {
 
     static void record(ProbeResult& out, const StageTimes& stages, const std::vector<SampleSet>& steps) {
         for (std::size_t k = 0; k < 3; ++k)
-            out.measurements.push_back(make_measurement("transfer.pipeline.stage_time", "s",
-                                                        {{"stage", stage_names[k]}, {"variant", "serial"}},
-                                                        stages.seconds[k], stages.timer, false));
+            out.measurements.push_back(make_measurement(
+                stage_metric, "s", {{"stage", stage_name(transfer_pipeline_stages[k])}, {"variant", "serial"}},
+                stages.seconds[k], stages.timer, false));
         const char* variant_names[] = {"serial", "overlapped"};
         for (std::size_t v = 0; v < 2; ++v) {
-            Measurement m = make_measurement("transfer.pipeline.step_time", "s", {{"variant", variant_names[v]}},
-                                             to_times(steps[v], 1.0), steps[v].timer, false);
+            Measurement m = make_measurement(step_metric, "s", {{"variant", variant_names[v]}}, to_times(steps[v], 1.0),
+                                             steps[v].timer, false);
             m.iterations_per_sample = steps[v].iterations;
             out.measurements.push_back(std::move(m));
         }
@@ -142,7 +144,8 @@ class OverlapProbe final : public Probe {
         double sum = 0, longest = 0;
         for (std::size_t k = 0; k < 3; ++k) {
             const double median =
-                find_measurement(out, "transfer.pipeline.stage_time", {{"stage", stage_names[k]}})->summary.median;
+                find_measurement(out, stage_metric, {{"stage", stage_name(transfer_pipeline_stages[k])}})
+                    ->summary.median;
             sum += median;
             longest = std::max(longest, median);
         }

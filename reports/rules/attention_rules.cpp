@@ -8,12 +8,13 @@
 #include <optional>
 
 #include "core/attention_facts.hpp"
+#include "rules/pipeline.hpp"
 
 namespace clprobe {
 
 namespace {
 
-constexpr const char* pipeline = "attention.pipeline";
+constexpr const char* pipeline = pipeline_ids::attention;
 // Fusing attention is a rewrite: worth it from 1.25x, like the kernel layer's layout changes.
 constexpr double fusion_ratio = 1.25;
 // Decode below half the bandwidth roof leaves at least 2x on the table for a memory-bound kernel.
@@ -25,8 +26,8 @@ constexpr double padding_ratio = 1.2;
 // The host winning by 10% or more is enough to question offloading this size.
 constexpr double offload_ratio = 1.1;
 
-void target_stage(Finding& f, const char* stage, double stage_gain) {
-    f.target = GainTarget{pipeline, stage, stage_gain, std::nullopt};
+void target_stage(Finding& f, Stage stage, double stage_gain) {
+    f.target = stage_target(pipeline, stage, stage_gain);
 }
 
 std::string format_bytes_short(double bytes) {
@@ -57,7 +58,7 @@ RuleOutcome unfused_prefill(const RunReport& r) {
         "memory and keep a running max and sum (online softmax), so the seq x seq score matrix is never written. "
         "Tile {} was the fastest here.",
         label_of(*fused, "tile"));
-    target_stage(f, "prefill", gap->gain());
+    target_stage(f, Stage::prefill, gap->gain());
     return RuleOutcome::found(std::move(f));
 }
 
@@ -103,7 +104,7 @@ RuleOutcome decode_roofline(const RunReport& r) {
     f.estimated_gain = 1.0 - frac;
     f.gain_basis = "decode time saved at the measured roof of the cache's memory level";
     f.confidence = conf;
-    target_stage(f, "decode", 1.0 - frac);
+    target_stage(f, Stage::decode, 1.0 - frac);
     return RuleOutcome::found(std::move(f));
 }
 
@@ -148,7 +149,7 @@ RuleOutcome kv_precision(const RunReport& r) {
         "Store the KV cache in {} ({}) and convert to fp32 as it is loaded; check the measured error against your "
         "model's accuracy budget before adopting it.",
         precision, precision == "int8" ? "symmetric, one fp32 scale per group of values" : "half precision");
-    target_stage(f, "decode", best_gap->gain());
+    target_stage(f, Stage::decode, best_gap->gain());
     return RuleOutcome::found(std::move(f));
 }
 
@@ -178,7 +179,7 @@ RuleOutcome padding(const RunReport& r) {
                        ? "Pack the batch (variable-length attention: concatenate prompts and pass per-sequence offsets "
                          "and lengths) instead of padding to the longest prompt."
                        : "Group requests into length buckets and pad each bucket only to its own longest prompt.";
-    target_stage(f, "prefill", gap->gain());
+    target_stage(f, Stage::prefill, gap->gain());
     return RuleOutcome::found(std::move(f));
 }
 
@@ -214,7 +215,7 @@ RuleOutcome host_offload(const RunReport& r) {
     f.suggestion =
         "Run attention at this size on the host with a tuned BLAS, or offload only when the device's measured time "
         "(with transfers) beats it: a larger batch or a faster device changes the answer.";
-    target_stage(f, "prefill", gap->gain());
+    target_stage(f, Stage::prefill, gap->gain());
     return RuleOutcome::found(std::move(f));
 }
 

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "core/glm_facts.hpp"
+#include "rules/pipeline.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -24,7 +27,8 @@ constexpr double upload_share_floor = 0.4;
 constexpr double offload_ratio = 1.1;
 
 const char* const time_metric = "glm.gradient.time";
-const char* const pipeline_id = "glm.pipeline";
+const std::string stage_metric = std::string(pipeline_ids::glm) + ".stage_time";
+const std::string step_metric = std::string(pipeline_ids::glm) + ".step_time";
 
 Labels with(Labels l, const std::string& key, const std::string& value) {
     l[key] = value;
@@ -43,7 +47,7 @@ const Measurement* fastest(const RunReport& r, const Labels& labels) {
 }
 
 void target_compute(Finding& f, const Gap& gap, std::string basis) {
-    f.target = GainTarget{pipeline_id, "compute", gap.gain(), std::nullopt};
+    f.target = stage_target(pipeline_ids::glm, Stage::compute, gap.gain());
     f.gain_basis = std::move(basis);
 }
 
@@ -155,7 +159,7 @@ RuleOutcome roofline(const RunReport& r) {
                     100 * frac));
     f.evidence = {evidence_of(*best, "the fastest dense fp32 gradient"), evidence_of(*fraction, fraction->note)};
     f.confidence = conf;
-    f.target = GainTarget{pipeline_id, "compute", 1.0 - frac, std::nullopt};
+    f.target = stage_target(pipeline_ids::glm, Stage::compute, 1.0 - frac);
     f.gain_basis = "gradient time saved if the kernel streamed X at the measured roof of its memory level";
     f.suggestion =
         "The gradient is memory-bound (a few FLOP per byte): read X with the access pattern and vector width that "
@@ -183,16 +187,16 @@ RuleOutcome fp64(const RunReport& r) {
 }
 
 const Measurement* step_of(const RunReport& r, const std::string& variant) {
-    return find_measurement(r, "glm.pipeline.step_time", {{"variant", variant}});
+    return find_measurement(r, step_metric, {{"variant", variant}});
 }
 
 RuleOutcome upload_bound(const RunReport& r) {
     const auto* base = step_of(r, "serial_pageable");
     const auto* upload =
-        find_measurement(r, "glm.pipeline.stage_time", {{"stage", "upload"}, {"variant", "serial_pageable"}});
+        find_measurement(r, stage_metric, {{"stage", stage_name(Stage::upload)}, {"variant", "serial_pageable"}});
     if (!base || !upload) return RuleOutcome::missing("needs glm.pipeline stage and step times of serial_pageable");
     double stages = 0;
-    for (const auto* m : find_measurements(r, "glm.pipeline.stage_time", {{"variant", "serial_pageable"}}))
+    for (const auto* m : find_measurements(r, stage_metric, {{"variant", "serial_pageable"}}))
         stages += m->summary.median;
     if (stages <= 0) return RuleOutcome::none();
     const double share = upload->summary.median / stages;
@@ -243,19 +247,16 @@ Measurement per_row(const Measurement& m, double rows) {
     return out;
 }
 
-// A numeric attribute of a probe's result; 0 when the probe or the attribute is absent.
-double attribute_of(const RunReport& r, const char* probe, const char* key) {
-    return number_of(probe_attribute(r, probe, key)).value_or(0);
-}
-
+// The rows a GLM probe ran; 0 when the probe or its shape is absent.
 double rows_of(const RunReport& r, const char* probe) {
-    return attribute_of(r, probe, "rows");
+    const auto shape = glm_run_shape_of(r, probe);
+    return shape ? static_cast<double>(shape->rows) : 0.0;
 }
 
 RuleOutcome host_faster(const RunReport& r) {
     const auto* host = find_measurement(r, "glm.host_blas.gradient.time");
     const auto* device = step_of(r, "serial_pageable");
-    const double host_rows = rows_of(r, "glm.host_blas"), device_rows = rows_of(r, "glm.pipeline");
+    const double host_rows = rows_of(r, glm_probe_ids::host_blas), device_rows = rows_of(r, glm_probe_ids::pipeline);
     if (!host || !device || host_rows <= 0 || device_rows <= 0)
         return RuleOutcome::missing("needs glm.host_blas.gradient.time and the glm.pipeline serial_pageable step");
     // Host time in ms, step in s: both to seconds per row.
@@ -288,8 +289,9 @@ RuleOutcome sparse_format(const RunReport& r) {
     const Measurement& slow = csr_wins ? *dense : *csr;
     const auto gap = significant_gap(fast, slow, format_ratio);
     if (!gap) return RuleOutcome::none();
-    const double density = attribute_of(r, "glm.gradient", "density");
-    const double crossover = attribute_of(r, "glm.gradient", "sparse_crossover_density");
+    const auto facts = glm_gradient_facts_of(r);
+    const double density = facts ? facts->density : 0.0;
+    const double crossover = facts ? facts->sparse_crossover_density.value_or(0) : 0.0;
     const std::string at = density > 0 ? fmt::format("at density {:.3g}", density) : "at the density measured";
     Finding f = comparison_finding(
         "glm.format.sparse_dense", "kernel", Severity::medium,
@@ -317,14 +319,15 @@ constexpr double rows_far = 2.0, rows_very_far = 4.0;
 // dense fp32 data (X, y and the gradient's work buffers), or glm.gradient had to run fewer rows.
 RuleOutcome memory_shape(const RunReport& r) {
     const auto* dense = find_measurement(r, "glm.memory.max_rows", {{"format", "dense"}});
-    const auto requested = number_of(probe_attribute(r, "glm.gradient", "rows_requested"));
-    if (!dense || !requested || *requested <= 0)
+    const auto facts = glm_gradient_facts_of(r);
+    if (!dense || !facts || facts->rows_requested == 0)
         return RuleOutcome::missing("needs glm.memory.max_rows (dense) and glm.gradient's rows_requested");
+    const double requested = static_cast<double>(facts->rows_requested);
     const double fit = dense->summary.median;
-    const auto ran = number_of(probe_attribute(r, "glm.gradient", "rows_capped_from"))
-                         ? number_of(probe_attribute(r, "glm.gradient", "rows"))
-                         : std::nullopt;
-    const double ratio = fit > 0 ? *requested / fit : rows_very_far;
+    const auto ran = facts->rows_capped && facts->ran.rows > 0
+                         ? std::optional<double>(static_cast<double>(facts->ran.rows))
+                         : std::optional<double>();
+    const double ratio = fit > 0 ? requested / fit : rows_very_far;
     if (ratio <= 1 && !ran) return RuleOutcome::none();
     const Severity severity = ratio >= rows_very_far ? Severity::high
                               : ratio >= rows_far    ? Severity::medium
@@ -335,14 +338,14 @@ RuleOutcome memory_shape(const RunReport& r) {
         ratio > 1 ? fmt::format(
                         "The requested GLM shape ({:.0f} rows x {} columns) does not fit this device: at most "
                         "{:.0f} rows of dense fp32 data fit{}",
-                        *requested, cols, fit, ratio >= 1.1 ? fmt::format(" ({:.1f}x fewer)", ratio) : "")
+                        requested, cols, fit, ratio >= 1.1 ? fmt::format(" ({:.1f}x fewer)", ratio) : "")
                   : fmt::format(
                         "glm.gradient could not hold its copies of the {:.0f} requested rows x {} columns "
                         "(dense and column-major fp32, fp64, CSR) in the memory it leaves free",
-                        *requested, cols);
+                        requested, cols);
     if (ran) title += fmt::format("; it ran {:.0f} rows", *ran);
     Finding f = make_finding("kernel", "glm.memory.shape_does_not_fit", severity, title);
-    f.evidence = {{"glm.gradient.rows_requested", {}, *requested, "rows", "the shape asked for (--glm-rows)"},
+    f.evidence = {{"glm.gradient.rows_requested", {}, requested, "rows", "the shape asked for (--glm-rows)"},
                   evidence_of(*dense, "the most rows one dense fp32 copy of X, y and the work buffers fits")};
     const auto* csr = find_measurement(r, "glm.memory.max_rows", {{"format", "csr"}});
     if (csr) f.evidence.push_back(evidence_of(*csr, "the same in CSR at the density generated"));

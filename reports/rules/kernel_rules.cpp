@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "rules/pipeline.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -131,7 +133,7 @@ RuleOutcome launch_sync(const RunReport& r) {
         "once, using events for dependencies.";
     // A device trait until a measured step synchronises: the GLM pipeline's sync stage makes it a
     // share of that step; without one it stays a note with its factor.
-    f.target = GainTarget{"", "sync", gap->gain(), std::nullopt};
+    f.target = stage_target("", Stage::sync, gap->gain());
     return RuleOutcome::found(std::move(f));
 }
 

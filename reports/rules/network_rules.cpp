@@ -7,13 +7,13 @@
 #include <cstdlib>
 
 #include "core/network_math.hpp"
+#include "rules/pipeline.hpp"
 
 namespace clprobe {
 
 namespace {
 
-const char* const step_pipeline = "network.glm_step";
-const char* const stage_metric = "network.glm_step.stage_time";
+const std::string stage_metric = std::string(pipeline_ids::network_glm_step) + ".stage_time";
 // An all-reduce under a tenth of the step is not worth restructuring the step for.
 constexpr double exposed_share_floor = 0.10;
 // A ring all-reduce's busbw reaches the link's bandwidth; below half of it the collective's
@@ -22,13 +22,13 @@ constexpr double busbw_ratio = 2.0;
 // A pair below half the median pair is a broken or misrouted link, not spread between links.
 constexpr double slow_pair_fraction = 0.5;
 
-const Measurement* step_stage(const RunReport& r, const char* stage) {
-    return find_measurement(r, stage_metric, {{"stage", stage}});
+const Measurement* step_stage(const RunReport& r, Stage stage) {
+    return find_measurement(r, stage_metric, {{"stage", stage_name(stage)}});
 }
 
 RuleOutcome not_overlapped(const RunReport& r) {
-    const auto* reduce = step_stage(r, "allreduce");
-    const auto* compute = step_stage(r, "compute");
+    const auto* reduce = step_stage(r, Stage::allreduce);
+    const auto* compute = step_stage(r, Stage::compute);
     if (!reduce || !compute) return RuleOutcome::missing("needs network.glm_step stage times (allreduce, compute)");
     double total = 0;
     for (const auto* m : find_measurements(r, stage_metric))
@@ -46,7 +46,8 @@ RuleOutcome not_overlapped(const RunReport& r) {
                   evidence_of(*compute, "local gradient on the device, which could run meanwhile")};
     f.confidence = std::clamp(1.0 - reduce->summary.cv, 0.0, 1.0);
     // Overlap hides at most the compute time that runs alongside the all-reduce.
-    f.target = GainTarget{step_pipeline, "allreduce", std::min(1.0, compute->summary.median / reduce_s), std::nullopt};
+    f.target = stage_target(pipeline_ids::network_glm_step, Stage::allreduce,
+                            std::min(1.0, compute->summary.median / reduce_s));
     f.gain_basis = "all-reduce time hidden behind the local gradient's compute if the two overlapped";
     f.suggestion =
         "Overlap communication with compute: compute the gradient in row blocks and start MPI_Iallreduce on each "
@@ -81,7 +82,7 @@ RuleOutcome busbw_below_p2p(const RunReport& r) {
                     label_of(*bus, "size")),
         *p2p, "one link's bandwidth between two ranks (osu_bw)", *bus,
         "all-reduce busbw = algbw * 2(n-1)/n (nccl-tests): a ring reaches the link bandwidth", *gap, "");
-    f.target = GainTarget{step_pipeline, "allreduce", gap->gain(), std::nullopt};
+    f.target = stage_target(pipeline_ids::network_glm_step, Stage::allreduce, gap->gain());
     f.gain_basis = "all-reduce time saved if its bus bandwidth reached the measured point-to-point bandwidth";
     f.suggestion =
         "Let the all-reduce use the link: try the ring or segmented algorithms (Open MPI: --mca coll_tuned_use_dynamic_"
@@ -119,7 +120,7 @@ RuleOutcome slow_link(const RunReport& r) {
         fmt::format("Rank pair {} moves {:.3g} GB/s, {:.1f}x below the median pair ({} slow: {})", slow.front().pair,
                     slow.front().gb_per_s, typical / slow.front().gb_per_s, slow.size(), names),
         *usual, "the median rank pair", *slowest, "the slowest rank pair", *gap, "");
-    f.target = GainTarget{step_pipeline, "allreduce", gap->gain(), std::nullopt};
+    f.target = stage_target(pipeline_ids::network_glm_step, Stage::allreduce, gap->gain());
     f.gain_basis =
         "all-reduce time saved if the slowest link ran like the median one (a ring moves at the pace of "
         "its slowest link)";

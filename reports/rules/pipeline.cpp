@@ -13,8 +13,8 @@ constexpr std::string_view stage_suffix = ".stage_time";
 
 // A traced program is what the user runs; then the workload pipelines; the transfer layer's
 // copy+kernel pipeline stands in only when neither ran.
-constexpr std::array<std::string_view, 5> preference = {"app.pipeline", "glm.pipeline", "attention.pipeline",
-                                                        "network.glm_step", "transfer.pipeline"};
+constexpr std::array<std::string_view, 5> preference = {"app.pipeline", pipeline_ids::glm, pipeline_ids::attention,
+                                                        pipeline_ids::network_glm_step, pipeline_ids::transfer};
 
 std::string variant_of(const Labels& labels) {
     std::string out;
@@ -44,7 +44,11 @@ std::string seconds_text(double s) {
 }  // namespace
 
 bool is_workload_pipeline(std::string_view id) {
-    return id != "transfer.pipeline";
+    return id != pipeline_ids::transfer;
+}
+
+GainTarget stage_target(std::string_view pipeline_id, Stage stage, double stage_gain) {
+    return GainTarget{std::string(pipeline_id), stage_name(stage), stage_gain, std::nullopt};
 }
 
 double Pipeline::total_seconds() const {

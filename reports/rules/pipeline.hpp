@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/pipeline_stages.hpp"
 #include "core/report.hpp"
 
 namespace clprobe {
@@ -26,6 +27,10 @@ struct Pipeline {
     double total_seconds() const;
     std::optional<double> stage_seconds(std::string_view stage) const;
 };
+
+// A finding's gain aimed at one stage of a pipeline (core/pipeline_stages.hpp names both); an
+// empty pipeline id means the first measured pipeline that has the stage.
+GainTarget stage_target(std::string_view pipeline_id, Stage stage, double stage_gain);
 
 // Every pipeline in the report, in the order their first stage was recorded.
 std::vector<Pipeline> pipelines_of(const RunReport& report);

@@ -59,13 +59,13 @@ RuleOutcome pageable_slow(const RunReport& r) {
     if (shares_host_memory(*r.device)) return RuleOutcome::none();  // nothing to pin: a copy is a memcpy
     struct Candidate {
         const char* direction;
-        const char* stage;
+        Stage stage;
         std::optional<Gap> gap;
         const Measurement *pinned, *pageable;
     };
     std::vector<Candidate> found;
     bool any_input = false;
-    for (auto [dir, stage] : {std::pair{"h2d", "upload"}, std::pair{"d2h", "download"}}) {
+    for (auto [dir, stage] : {std::pair{"h2d", Stage::upload}, std::pair{"d2h", Stage::download}}) {
         const auto* pinned = headline(r, fmt::format("transfer.{}.pinned.bandwidth", dir));
         const auto* pageable = headline(r, fmt::format("transfer.{}.pageable.bandwidth", dir));
         if (!pinned || !pageable) continue;
@@ -83,9 +83,9 @@ RuleOutcome pageable_slow(const RunReport& r) {
         fmt::format("Pageable host memory copies {} at {:.0f}% of the pinned rate ({} vs {})", c.direction,
                     100 / c.gap->ratio, gb(c.pageable->summary.median), gb(c.pinned->summary.median)),
         *c.pinned, "pinned host memory (CL_MEM_ALLOC_HOST_PTR), the best path", *c.pageable, "malloc'd host memory",
-        *c.gap, fmt::format("time saved on the {} stage by staging through pinned memory", c.stage));
+        *c.gap, fmt::format("time saved on the {} stage by staging through pinned memory", stage_name(c.stage)));
     f.estimated_gain.reset();
-    f.target = GainTarget{"", c.stage, c.gap->gain(), std::nullopt};
+    f.target = stage_target("", c.stage, c.gap->gain());
     f.suggestion =
         "Allocate the host side of transfers as pinned memory: create a staging buffer with CL_MEM_ALLOC_HOST_PTR, "
         "map it once (clEnqueueMapBuffer) and keep the pointer; fill it and pass it to clEnqueueWriteBuffer (read "
@@ -192,7 +192,7 @@ RuleOutcome numa_penalty(const RunReport& r) {
         best, label_of(best, "local") == "yes" ? "the device's local node" : "the fastest node", worst,
         "the slowest node", *gap, "time saved on the upload stage by placing host buffers on the fastest node");
     f.estimated_gain.reset();
-    f.target = GainTarget{"", "upload", gap->gain(), std::nullopt};
+    f.target = stage_target("", Stage::upload, gap->gain());
     f.suggestion = fmt::format(
         "Run the program with its threads and memory on node {0}: `numactl --cpunodebind={0} --membind={0} ./app` "
         "or `hwloc-bind --cpubind node:{0} --membind node:{0} -- ./app`; in code, allocate staging buffers from a "
@@ -227,7 +227,7 @@ RuleOutcome link_underused(const RunReport& r) {
         "topology.pcie_link_degraded; `lspci -vv` LnkSta under load), run on the device's NUMA node "
         "(topology.numa_mismatch), and check the IOMMU (boot with iommu=pt, or intel_iommu=on iommu=pt, when "
         "isolation is not needed).";
-    f.target = GainTarget{"", "upload", 1.0 - fraction, std::nullopt};
+    f.target = stage_target("", Stage::upload, 1.0 - fraction);
     f.gain_basis = "upper bound: upload time saved at the link's theoretical rate";
     f.confidence = confidence;
     return RuleOutcome::found(std::move(f));
@@ -250,7 +250,7 @@ RuleOutcome zero_copy_available(const RunReport& r) {
         "clEnqueueWriteBuffer from malloc'd memory", *gap,
         "time saved on the upload stage by handing data over with map/unmap instead of a copy");
     f.estimated_gain.reset();
-    f.target = GainTarget{"", "upload", gap->gain(), std::nullopt};
+    f.target = stage_target("", Stage::upload, gap->gain());
     f.suggestion =
         "Do not copy: create buffers with CL_MEM_ALLOC_HOST_PTR (or CL_MEM_USE_HOST_PTR over page-aligned memory), "
         "write the input through clEnqueueMapBuffer(CL_MAP_WRITE_INVALIDATE_REGION), unmap before the kernel, and map "
@@ -272,13 +272,13 @@ const Measurement* best_driver_copy(const RunReport& r, const char* direction) {
 RuleOutcome kernel_copy_faster(const RunReport& r) {
     struct Candidate {
         const char* direction;
-        const char* stage;
+        Stage stage;
         Gap gap;
         const Measurement *kernel, *driver;
     };
     std::vector<Candidate> found;
     bool any_input = false;
-    for (auto [dir, stage] : {std::pair{"h2d", "upload"}, std::pair{"d2h", "download"}}) {
+    for (auto [dir, stage] : {std::pair{"h2d", Stage::upload}, std::pair{"d2h", Stage::download}}) {
         const auto* kernel = headline(r, fmt::format("transfer.{}.kernel_copy.bandwidth", dir));
         const auto* driver = best_driver_copy(r, dir);
         if (!kernel || !driver) continue;
@@ -295,8 +295,8 @@ RuleOutcome kernel_copy_faster(const RunReport& r) {
     // however fast its kernel copy is); the larger ratio when no step has either stage.
     const auto pipelines = pipelines_of(r);
     const auto saved = [&](const Candidate& c) {
-        const auto p = reference_pipeline(pipelines, "", c.stage);
-        return p ? c.gap.gain() * *p->stage_seconds(c.stage) / p->total_seconds() : 0.0;
+        const auto p = reference_pipeline(pipelines, "", stage_name(c.stage));
+        return p ? c.gap.gain() * *p->stage_seconds(stage_name(c.stage)) / p->total_seconds() : 0.0;
     };
     const auto& c = *std::max_element(found.begin(), found.end(), [&](const auto& a, const auto& b) {
         const double sa = saved(a), sb = saved(b);
@@ -310,14 +310,15 @@ RuleOutcome kernel_copy_faster(const RunReport& r) {
         "a copy kernel between a mapped CL_MEM_ALLOC_HOST_PTR buffer and a device buffer, map/unmap included",
         *c.driver,
         "the best pinned or pageable copy (clEnqueueWrite/ReadBuffer or map + memcpy; its note names the variant)",
-        c.gap, fmt::format("time saved on the {} stage by copying with a kernel instead of the driver", c.stage));
+        c.gap,
+        fmt::format("time saved on the {} stage by copying with a kernel instead of the driver", stage_name(c.stage)));
     for (const auto& other : found)
         if (other.direction != c.direction) {
             f.evidence.push_back(evidence_of(*other.kernel, "the other direction's kernel copy, also faster"));
             f.evidence.push_back(evidence_of(*other.driver, "the other direction's best driver copy"));
         }
     f.estimated_gain.reset();
-    f.target = GainTarget{"", c.stage, c.gap.gain(), std::nullopt};
+    f.target = stage_target("", c.stage, c.gap.gain());
     f.suggestion =
         "Copy large transfers with a kernel instead of clEnqueueWriteBuffer/ReadBuffer: keep the host side in a "
         "CL_MEM_ALLOC_HOST_PTR buffer, fill it through clEnqueueMapBuffer(CL_MAP_WRITE_INVALIDATE_REGION) and unmap, "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 #include "cl/embedded_kernels.hpp"
 #include "core/atomic_file.hpp"
@@ -22,7 +23,42 @@ KernelSources KernelSources::from_directory(const std::filesystem::path& dir) {
     return s;
 }
 
+namespace {
+
+// The file named by a line `#include "path"`, if the line is one.
+std::optional<std::string> include_target(std::string_view line) {
+    constexpr std::string_view directive = "#include \"";
+    if (line.substr(0, directive.size()) != directive) return std::nullopt;
+    const auto end = line.find('"', directive.size());
+    if (end == std::string_view::npos) return std::nullopt;
+    return std::string(line.substr(directive.size(), end - directive.size()));
+}
+
+}  // namespace
+
 std::string KernelSources::source(const std::string& relative_path) const {
+    std::string text = raw_source(relative_path);
+    if (text.find("#include \"") == std::string::npos) return text;
+    std::string out;
+    std::size_t line_number = 0;
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t end = std::min(text.find('\n', pos), text.size());
+        const std::string_view line(text.data() + pos, end - pos);
+        ++line_number;
+        if (const auto target = include_target(line)) {
+            // One level deep (a part includes nothing); #line keeps build logs on this file's lines.
+            out += raw_source(*target);
+            out += "\n#line " + std::to_string(line_number + 1) + "\n";
+        } else {
+            out.append(line);
+            out += '\n';
+        }
+        pos = end + 1;
+    }
+    return out;
+}
+
+std::string KernelSources::raw_source(const std::string& relative_path) const {
     if (dir_) {
         const auto path = *dir_ / relative_path;
         std::error_code ec;
@@ -45,7 +81,7 @@ std::vector<std::string> KernelSources::files() const {
                 out.push_back(std::filesystem::relative(it->path(), *dir_).generic_string());
     } else {
         for (const auto& k : embedded::kernels())
-            out.emplace_back(k.path);
+            if (std::filesystem::path(k.path).extension() == ".cl") out.emplace_back(k.path);
     }
     std::sort(out.begin(), out.end());
     return out;

@@ -14,12 +14,16 @@ class KernelSources {
     // Throws std::runtime_error when `dir` is not a folder holding at least one .cl file.
     static KernelSources from_directory(const std::filesystem::path& dir);
 
-    // Throws std::runtime_error naming the file when it does not exist.
+    // Throws std::runtime_error naming the file when it does not exist. A line `#include "x.clh"`
+    // (a path relative to the kernel folder) is replaced by that file's text: embedded sources
+    // have no folder the OpenCL compiler could search, so shared preambles are resolved here.
     std::string source(const std::string& relative_path) const;
-    std::vector<std::string> files() const;  // sorted relative paths
+    std::vector<std::string> files() const;  // sorted relative paths of the .cl programs (not the .clh parts)
     std::string origin() const;              // "embedded" or the folder
 
   private:
+    std::string raw_source(const std::string& relative_path) const;
+
     std::optional<std::filesystem::path> dir_;
 };
 

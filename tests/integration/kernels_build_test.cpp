@@ -2,7 +2,9 @@
 // that does not compile is reported with its file name and the compiler's log.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "cl/cl_error.hpp"
 #include "cl/embedded_kernels.hpp"
@@ -20,7 +22,11 @@ std::filesystem::path source_kernel_dir() {
 TEST_CASE("every embedded kernel builds with its default options", "[kernels]") {
     auto& session = test::shared_session();
     const auto files = KernelSources::embedded().files();
-    REQUIRE(files.size() == embedded::kernels().size());
+    // Every embedded file but the .clh parts programs include is a program of its own.
+    const auto parts = std::count_if(embedded::kernels().begin(), embedded::kernels().end(),
+                                     [](const auto& k) { return std::filesystem::path(k.path).extension() == ".clh"; });
+    CHECK(parts >= 1);
+    REQUIRE(files.size() + static_cast<std::size_t>(parts) == embedded::kernels().size());
     REQUIRE_FALSE(files.empty());
     for (const auto& file : files) {
         INFO("kernel file " << file);
@@ -49,6 +55,24 @@ TEST_CASE("a kernel folder that does not exist or holds no kernels is refused", 
     const auto empty = std::filesystem::temp_directory_path() / "clprobe-empty-kernel-dir";
     std::filesystem::create_directories(empty);
     CHECK_THROWS_WITH(KernelSources::from_directory(empty), Catch::Contains("no .cl files"));
+}
+
+TEST_CASE("a shared preamble is included in place, keeping the including file's line numbers", "[kernels]") {
+    const auto sparse = KernelSources::embedded().source("glm/sparse.cl");
+    CHECK_THAT(sparse, !Catch::Contains("#include \""));
+    CHECK_THAT(sparse, Catch::Contains("#define REAL float"));
+    const auto dir = std::filesystem::temp_directory_path() / "clprobe-include-kernel-dir";
+    std::filesystem::create_directories(dir / "a");
+    {
+        std::ofstream(dir / "a" / "part.clh") << "#define ONE 1\n";
+        std::ofstream(dir / "a" / "main.cl") << "// main\n#include \"a/part.clh\"\n__kernel void k(void) {}\n";
+        std::ofstream(dir / "a" / "broken.cl") << "#include \"a/missing.clh\"\n";
+    }
+    const auto from_dir = KernelSources::from_directory(dir);
+    CHECK(from_dir.files() == std::vector<std::string>{"a/broken.cl", "a/main.cl"});  // parts are not programs
+    CHECK(from_dir.source("a/main.cl") == "// main\n#define ONE 1\n\n#line 3\n__kernel void k(void) {}\n");
+    CHECK_THROWS_WITH(from_dir.source("a/broken.cl"), Catch::Contains("a/missing.clh"));
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a kernel that fails to build names its file and keeps the build log", "[kernels]") {
