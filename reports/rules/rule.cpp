@@ -25,18 +25,6 @@ Evidence evidence_of(const Measurement& m, std::string expectation) {
     return {m.metric, m.labels, m.summary.median, m.unit, std::move(expectation)};
 }
 
-const nlohmann::json* probe_attribute(const RunReport& r, const char* probe, const char* key) {
-    const ProbeResult* p = find_result(r, probe);
-    if (!p || !p->attributes.is_object()) return nullptr;
-    const auto it = p->attributes.find(key);
-    return it == p->attributes.end() ? nullptr : &*it;
-}
-
-std::optional<double> number_of(const nlohmann::json* j) {
-    if (!j || !j->is_number()) return std::nullopt;
-    return j->get<double>();
-}
-
 std::optional<Gap> significant_gap(const Measurement& better, const Measurement& worse, double min_ratio) {
     const double b = better.summary.median, w = worse.summary.median;
     if (b <= 0 || w <= 0) return std::nullopt;

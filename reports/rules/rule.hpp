@@ -31,11 +31,6 @@ double comparison_confidence(const Measurement& better, const Measurement& worse
 // The relative noise of two measurements together: cv_a + cv_b, at least 1%.
 double relative_noise(const Measurement& a, const Measurement& b);
 
-// A probe's attribute in a (possibly hand-edited) report: null when the probe, its attributes
-// object or the key is missing, so rules never throw on input.
-const nlohmann::json* probe_attribute(const RunReport& r, const char* probe, const char* key);
-// The number a JSON value holds; nullopt for null or any other type.
-std::optional<double> number_of(const nlohmann::json* j);
 
 // A comparison is a finding only when it is at least this confident: below, the measured gap
 // could be noise and the report must not claim it.
