@@ -42,6 +42,12 @@ json comparison_to_json(const Comparison& c) {
             out.push_back({{"id", f.id}, {"title", f.title}});
         return out;
     };
+    auto trust_notes = [](const std::vector<TrustNote>& notes) {
+        json out = json::array();
+        for (const auto& n : notes)
+            out.push_back({{"id", n.id}, {"warning", n.warning}, {"text", n.text}});
+        return out;
+    };
     json regressions = json::array();
     for (const auto* m : c.headline_regressions())
         regressions.push_back(m->metric);
@@ -56,6 +62,8 @@ json comparison_to_json(const Comparison& c) {
             {"explanations", c.explanations},
             {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
             {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
+            {"trust_notes_only_in_a", trust_notes(c.trust_notes_only_in_a)},
+            {"trust_notes_only_in_b", trust_notes(c.trust_notes_only_in_b)},
             {"headline_regressions", regressions}};
 }
 

@@ -12,6 +12,7 @@
 #include "rules/topology_rules.hpp"
 #include "rules/trace_rules.hpp"
 #include "rules/transfer_rules.hpp"
+#include "rules/trust.hpp"
 
 namespace clprobe {
 
@@ -66,6 +67,8 @@ void analyze(RunReport& report, const std::vector<Rule>& rules) {
     evaluate_rules(report, rules);
     classify_findings(report.findings);
     rank_findings(report.findings);
+    // Once, here: the JSON, `compare` and every renderer read the same stored notes.
+    report.trust_notes = assess_trust(report);
 }
 
 }  // namespace clprobe
