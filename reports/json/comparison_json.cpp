@@ -1,5 +1,7 @@
 #include "json/comparison_json.hpp"
 
+#include "json/report_json.hpp"
+
 namespace clprobe {
 
 using nlohmann::json;
@@ -42,12 +44,6 @@ json comparison_to_json(const Comparison& c) {
             out.push_back({{"id", f.id}, {"title", f.title}});
         return out;
     };
-    auto trust_notes = [](const std::vector<TrustNote>& notes) {
-        json out = json::array();
-        for (const auto& n : notes)
-            out.push_back({{"id", n.id}, {"warning", n.warning}, {"text", n.text}});
-        return out;
-    };
     json regressions = json::array();
     for (const auto* m : c.headline_regressions())
         regressions.push_back(m->metric);
@@ -62,8 +58,8 @@ json comparison_to_json(const Comparison& c) {
             {"explanations", c.explanations},
             {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
             {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
-            {"trust_notes_only_in_a", trust_notes(c.trust_notes_only_in_a)},
-            {"trust_notes_only_in_b", trust_notes(c.trust_notes_only_in_b)},
+            {"trust_notes_only_in_a", trust_notes_to_json(c.trust_notes_only_in_a)},
+            {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
             {"headline_regressions", regressions}};
 }
 

@@ -102,13 +102,6 @@ json finding_to_json(const Finding& f) {
     return out;
 }
 
-json trust_notes_to_json(const std::vector<TrustNote>& notes) {
-    json out = json::array();
-    for (const auto& n : notes)
-        out.push_back({{"id", n.id}, {"warning", n.warning}, {"text", n.text}});
-    return out;
-}
-
 json launch_to_json(const LaunchContext& l) {
     auto optional_int = [](const std::optional<int>& v) { return v ? json(*v) : json(nullptr); };
     return {{"launcher", l.launcher},
@@ -127,6 +120,13 @@ json provenance_to_json(const Provenance& p) {
     for (const auto& [id, value] : provenance_fields(p))
         j[std::string(id)] = value;
     return j;
+}
+
+json trust_notes_to_json(const std::vector<TrustNote>& notes) {
+    json out = json::array();
+    for (const auto& n : notes)
+        out.push_back({{"id", n.id}, {"warning", n.warning}, {"text", n.text}});
+    return out;
 }
 
 json report_to_json(const RunReport& r) {

@@ -51,7 +51,8 @@ std::string row(const MetricComparison& m, bool color) {
 
 }  // namespace
 
-std::string render_comparison_text(const Comparison& c, bool verbose, bool color) {
+std::string render_comparison_text(const Comparison& c, const RenderOptions& options) {
+    const bool verbose = options.verbose, color = options.color;
     std::string out;
     out += fmt::format("A: {}\nB: {}\n", c.a_label, c.b_label);
     out += fmt::format(

@@ -165,7 +165,7 @@ TEST_CASE("compare: trust notes present in one report only, matched by id", "[co
     REQUIRE(c.trust_notes_only_in_b.size() == 1);
     CHECK(c.trust_notes_only_in_b[0].id == "trust.machine_busy");
     CHECK(c.trust_notes_only_in_b[0].warning);
-    const std::string text = render_comparison_text(c, false, false);
+    const std::string text = render_comparison_text(c);
     CHECK_THAT(text, Catch::Contains("Trust notes in one report only") &&
                          Catch::Contains("B only: ! The machine was busy") && Catch::Contains("(trust.machine_busy)"));
     const auto j = comparison_to_json(c);
@@ -174,5 +174,5 @@ TEST_CASE("compare: trust notes present in one report only, matched by id", "[co
     CHECK(j.at("trust_notes_only_in_a")[0].at("warning") == false);
     // The same notes on both sides: nothing to list.
     CHECK(compare_reports(a, a).trust_notes_only_in_a.empty());
-    CHECK(render_comparison_text(compare_reports(a, a), false, false).find("Trust notes") == std::string::npos);
+    CHECK(render_comparison_text(compare_reports(a, a)).find("Trust notes") == std::string::npos);
 }
