@@ -50,7 +50,8 @@ void header(std::string& out, const RunReport& r) {
     out += "</p>\n";
 }
 
-// How far to trust the numbers (rules/trust.cpp): warnings first, then what supports them.
+// How far to trust the numbers (stored by the analysis, rules/trust.cpp): warnings first, then
+// what supports them.
 void trust(std::string& out, const RunReport& r) {
     const auto& notes = r.trust_notes;
     out += "<h2>Measurement trust</h2>\n";

@@ -37,7 +37,8 @@ std::string mib(std::uint64_t bytes) {
     return fmt::format("{} KiB", bytes >> 10);
 }
 
-// Warnings always; the notes that support the numbers only with --verbose.
+// The notes the analysis stored (rules/trust.cpp): warnings always; the notes that support the
+// numbers only with --verbose.
 void render_trust(std::string& out, const RunReport& r, const RenderOptions& o, const Palette& p) {
     out += p.bold("Measurement trust") + "\n";
     bool any = false;
