@@ -207,6 +207,24 @@ std::string report_label(const RunReport& r) {
     return fmt::format("{} on {}", r.created_at, r.device ? r.device->name : r.host.hostname);
 }
 
+// The items (findings, trust notes) whose id appears in one list only, each side in id order; an
+// id repeated within a list counts once, as its first item.
+template <typename Item>
+void one_sided(const std::vector<Item>& a, const std::vector<Item>& b, std::vector<Item>& only_a,
+               std::vector<Item>& only_b) {
+    auto by_id = [](const std::vector<Item>& items) {
+        std::map<std::string, const Item*> out;
+        for (const auto& item : items)
+            out.emplace(item.id, &item);
+        return out;
+    };
+    const auto ia = by_id(a), ib = by_id(b);
+    for (const auto& [id, item] : ia)
+        if (!ib.count(id)) only_a.push_back(*item);
+    for (const auto& [id, item] : ib)
+        if (!ia.count(id)) only_b.push_back(*item);
+}
+
 }  // namespace
 
 std::string_view to_string(Verdict v) {
@@ -307,17 +325,8 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     c.provenance_known = a.provenance && b.provenance;
     if (c.provenance_known) c.provenance = provenance_differences(*a.provenance, *b.provenance);
 
-    auto ids = [](const RunReport& r) {
-        std::map<std::string, const Finding*> out;
-        for (const auto& f : r.findings)
-            out.emplace(f.id, &f);
-        return out;
-    };
-    const auto fa = ids(a), fb = ids(b);
-    for (const auto& [id, f] : fa)
-        if (!fb.count(id)) c.findings_only_in_a.push_back(*f);
-    for (const auto& [id, f] : fb)
-        if (!fa.count(id)) c.findings_only_in_b.push_back(*f);
+    one_sided(a.findings, b.findings, c.findings_only_in_a, c.findings_only_in_b);
+    one_sided(a.trust_notes, b.trust_notes, c.trust_notes_only_in_a, c.trust_notes_only_in_b);
     explain(c);
     return c;
 }

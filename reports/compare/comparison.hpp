@@ -57,6 +57,9 @@ struct Comparison {
     bool provenance_known = false;
     std::vector<std::string> explanations;  // differences tied to the environment where evidence allows
     std::vector<Finding> findings_only_in_a, findings_only_in_b;
+    // Trust notes (RunReport::trust_notes) whose id appears in one report only: a machine that
+    // was busy in one run, a device that could not profile.
+    std::vector<TrustNote> trust_notes_only_in_a, trust_notes_only_in_b;
 
     int count(Verdict v) const;
     // Headline metrics that came out significantly worse in B: what --fail-on-regression counts.

@@ -1,5 +1,7 @@
 #include "json/comparison_json.hpp"
 
+#include "json/report_json.hpp"
+
 namespace clprobe {
 
 using nlohmann::json;
@@ -56,6 +58,8 @@ json comparison_to_json(const Comparison& c) {
             {"explanations", c.explanations},
             {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
             {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
+            {"trust_notes_only_in_a", trust_notes_to_json(c.trust_notes_only_in_a)},
+            {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
             {"headline_regressions", regressions}};
 }
 

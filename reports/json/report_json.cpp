@@ -122,6 +122,13 @@ json provenance_to_json(const Provenance& p) {
     return j;
 }
 
+json trust_notes_to_json(const std::vector<TrustNote>& notes) {
+    json out = json::array();
+    for (const auto& n : notes)
+        out.push_back({{"id", n.id}, {"warning", n.warning}, {"text", n.text}});
+    return out;
+}
+
 json report_to_json(const RunReport& r) {
     json results = json::array();
     for (const auto& p : r.results) {
@@ -163,6 +170,8 @@ json report_to_json(const RunReport& r) {
                 {"wall_seconds", r.wall_seconds}};
     // Optional, like "target": a report re-saved from one written before provenance has none.
     if (r.provenance) out["provenance"] = provenance_to_json(*r.provenance);
+    // Optional too: set by the analysis, so a report that was never analysed has none to write.
+    if (!r.trust_notes.empty()) out["trust_notes"] = trust_notes_to_json(r.trust_notes);
     // Written only under a launcher, so reports of single runs keep their exact shape.
     if (r.launch) out["launch"] = launch_to_json(*r.launch);
     return out;
@@ -408,6 +417,16 @@ Provenance read_provenance(const Field& f) {
     return p;
 }
 
+// "trust_notes" arrived after the first reports: absent, the report has none until analyze().
+std::vector<TrustNote> read_trust_notes(const Field& f) {
+    std::vector<TrustNote> notes;
+    for (std::size_t i = 0, n = f.array_size(); i < n; ++i) {
+        const Field note = f.index(i);
+        notes.push_back({note.at("id").str(), note.at("warning").boolean(), note.at("text").str()});
+    }
+    return notes;
+}
+
 // "launch" arrived with `clprobe fleet`; only reports written under a launcher carry it.
 LaunchContext read_launch(const Field& f) {
     LaunchContext l;
@@ -475,6 +494,7 @@ RunReport report_from_json(const json& j) {
     const Field skipped = root.at("rules_not_evaluated");
     for (std::size_t i = 0, n = skipped.array_size(); i < n; ++i)
         r.rules_not_evaluated.push_back({skipped.index(i).at("rule").str(), skipped.index(i).at("reason").str()});
+    if (root.has("trust_notes")) r.trust_notes = read_trust_notes(root.at("trust_notes"));
     r.complete = root.at("complete").boolean();
     r.wall_seconds = root.at("wall_seconds").non_negative();
     if (root.has("launch") && !root.at("launch").raw().is_null()) r.launch = read_launch(root.at("launch"));

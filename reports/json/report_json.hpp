@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,8 @@ class ReportFormatError : public std::runtime_error {
 nlohmann::json report_to_json(const RunReport& report);
 nlohmann::json device_info_to_json(const DeviceInfo& device);
 nlohmann::json provenance_to_json(const Provenance& provenance);
+// [{id, warning, text}]: the report's `trust_notes`, and compare's notes in one report only.
+nlohmann::json trust_notes_to_json(const std::vector<TrustNote>& notes);
 std::string report_to_json_text(const RunReport& report);  // pretty, with a trailing newline
 
 // Throws ReportFormatError("<field path>: <problem>").

@@ -26,6 +26,17 @@ void render_provenance(std::string& out, const Comparison& c, bool color) {
         out += fmt::format("  {:<40} {} -> {}\n", e.field, e.a, e.b);
 }
 
+// Conditions of one run only (a busy machine, a device that could not profile) explain
+// differences as much as the environment does; warnings are marked "!".
+void render_trust_notes(std::string& out, const Comparison& c, bool color) {
+    if (c.trust_notes_only_in_a.empty() && c.trust_notes_only_in_b.empty()) return;
+    out += "\n" + paint(color, "1", "Trust notes in one report only") + "\n";
+    for (const auto& [side, notes] :
+         {std::pair{"A", &c.trust_notes_only_in_a}, std::pair{"B", &c.trust_notes_only_in_b}})
+        for (const auto& n : *notes)
+            out += fmt::format("  {} only: {}{} ({})\n", side, n.warning ? paint(color, "33", "! ") : "", n.text, n.id);
+}
+
 std::string row(const MetricComparison& m, bool color) {
     std::string verdict(to_string(m.verdict));
     if (m.verdict == Verdict::slower) verdict = paint(color, "31", verdict);
@@ -40,7 +51,8 @@ std::string row(const MetricComparison& m, bool color) {
 
 }  // namespace
 
-std::string render_comparison_text(const Comparison& c, bool verbose, bool color) {
+std::string render_comparison_text(const Comparison& c, const RenderOptions& options) {
+    const bool verbose = options.verbose, color = options.color;
     std::string out;
     out += fmt::format("A: {}\nB: {}\n", c.a_label, c.b_label);
     out += fmt::format(
@@ -77,6 +89,7 @@ std::string render_comparison_text(const Comparison& c, bool verbose, bool color
         for (const auto& f : c.findings_only_in_b)
             out += fmt::format("  B only: {} ({})\n", f.title, f.id);
     }
+    render_trust_notes(out, c, color);
     if (verbose) {
         out += "\n" + paint(color, "1", "All metrics") + "\n" + header;
         for (const auto& m : c.metrics)

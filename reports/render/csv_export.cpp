@@ -86,7 +86,7 @@ std::set<std::string> label_keys(const RunReport& report) {
     return keys;
 }
 
-std::string render_csv(const RunReport& report) {
+std::string render_csv(const RunReport& report, const RenderOptions&) {
     const std::set<std::string> keys = label_keys(report);
     std::string out;
     append_row(out, header(keys));

@@ -6,12 +6,13 @@
 #include <string_view>
 
 #include "core/report.hpp"
+#include "render/render_options.hpp"
 
 namespace clprobe {
 
 // RFC 4180: header row, CRLF line ends; one row per measurement of every probe, in report order.
-// Probes without measurements give no row (their status is in the JSON report).
-std::string render_csv(const RunReport& report);
+// Probes without measurements give no row (their status is in the JSON report). No option applies.
+std::string render_csv(const RunReport& report, const RenderOptions& options = {});
 
 // One field: quoted (with quotes doubled) when it holds a comma, a quote, CR or LF.
 std::string csv_field(std::string_view text);

@@ -56,7 +56,7 @@ std::string outlier_sections(const FleetAnalysis& f) {
 
 }  // namespace
 
-std::string render_fleet_html(const FleetAnalysis& f) {
+std::string render_fleet_html(const FleetAnalysis& f, const RenderOptions&) {
     std::string out = "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>clprobe fleet</title>";
     out += style;
     out += fmt::format("</head><body>\n<h1>Fleet of {} node(s)</h1><p>{}; {} report(s) not paired.</p>\n", f.nodes,

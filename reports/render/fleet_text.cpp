@@ -52,7 +52,8 @@ void outliers_text(std::string& out, const FleetAnalysis& f, bool color) {
 
 }  // namespace
 
-std::string render_fleet_text(const FleetAnalysis& f, bool verbose, bool color) {
+std::string render_fleet_text(const FleetAnalysis& f, const RenderOptions& options) {
+    const bool verbose = options.verbose, color = options.color;
     std::string out =
         fmt::format("Fleet: {} node(s) of {}; {} report(s) not paired\n", f.nodes, f.device, f.unpaired.size());
     out += fmt::format(
@@ -77,7 +78,8 @@ std::string render_fleet_text(const FleetAnalysis& f, bool verbose, bool color) 
     return out;
 }
 
-std::string render_fleet_markdown(const FleetAnalysis& f, bool verbose) {
+std::string render_fleet_markdown(const FleetAnalysis& f, const RenderOptions& options) {
+    const bool verbose = options.verbose;
     std::string out = fmt::format("# Fleet of {} node(s): {}\n\n", f.nodes, f.device);
     out += "| headline metric | unit | median | spread | min | max | outliers |\n|---|---|---|---|---|---|---|\n";
     for (const auto& m : f.metrics)

@@ -191,7 +191,7 @@ ordered_json report_to_gbench(const RunReport& report) {
             {"benchmarks", benchmarks}};
 }
 
-std::string render_gbench(const RunReport& report) {
+std::string render_gbench(const RunReport& report, const RenderOptions&) {
     return report_to_gbench(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

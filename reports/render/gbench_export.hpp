@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/report.hpp"
+#include "render/render_options.hpp"
 
 namespace clprobe {
 
@@ -37,6 +38,6 @@ std::string gbench_run_name(const Measurement& m);
 // {context, benchmarks}: per exported measurement one `iteration` entry per sample, then the
 // mean, median, stddev and cv aggregates when it has two samples or more.
 nlohmann::ordered_json report_to_gbench(const RunReport& report);
-std::string render_gbench(const RunReport& report);
+std::string render_gbench(const RunReport& report, const RenderOptions& options = {});  // no option applies
 
 }  // namespace clprobe

@@ -8,9 +8,9 @@
 
 #include "core/memory_roofs.hpp"
 #include "core/roofline_facts.hpp"
+#include "render/finding_size.hpp"
 #include "render/svg_chart.hpp"
 #include "render/trace_summary_text.hpp"
-#include "rules/trust.hpp"
 
 namespace clprobe {
 
@@ -50,9 +50,10 @@ void header(std::string& out, const RunReport& r) {
     out += "</p>\n";
 }
 
-// How far to trust the numbers (rules/trust.cpp): warnings first, then what supports them.
+// How far to trust the numbers (stored by the analysis, rules/trust.cpp): warnings first, then
+// what supports them.
 void trust(std::string& out, const RunReport& r) {
-    const auto notes = assess_trust(r);
+    const auto& notes = r.trust_notes;
     out += "<h2>Measurement trust</h2>\n";
     bool any_warning = false;
     for (const auto& n : notes)
@@ -79,14 +80,11 @@ void findings_table(std::string& out, const RunReport& r, FindingKind kind) {
             evidence += fmt::format("{}<code>{}</code> = {:.4g} {}{}", evidence.empty() ? "" : "<br>",
                                     escape(labelled_metric(e.metric, e.labels)), e.value, escape(e.unit),
                                     e.expectation.empty() ? "" : " (" + escape(e.expectation) + ")");
-        const std::string size = ranked && f.estimated_gain ? fmt::format("{:.0f}%", 100 * *f.estimated_gain)
-                                 : f.factor                 ? fmt::format("{:.3g}x", *f.factor)
-                                                            : "n/a";
         rows += fmt::format(
             "<tr><td>{}</td><td>{}</td><td><b>{}</b><br><code>{}</code></td><td>{}</td><td>{}</td><td class=\"num\">{}"
             "</td><td class=\"num\">{:.2f}{}</td></tr>\n",
             ranked ? std::to_string(f.rank) : "&ndash;", escape(f.layer), escape(f.title), escape(f.id), evidence,
-            escape(f.suggestion), size, f.confidence, f.uncertain ? " (uncertain)" : "");
+            escape(f.suggestion), finding_size(f).cell(), f.confidence, f.uncertain ? " (uncertain)" : "");
     }
     if (rows.empty()) {
         out +=
@@ -246,7 +244,7 @@ void tables(std::string& out, const RunReport& r) {
 
 }  // namespace
 
-std::string render_html(const RunReport& r) {
+std::string render_html(const RunReport& r, const RenderOptions&) {
     std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clprobe report</title>";
     out += fmt::format("<style>{}</style></head><body>\n", style);
     header(out, r);

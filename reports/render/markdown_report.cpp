@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "rules/trust.hpp"
+#include "render/finding_size.hpp"
 
 namespace clprobe {
 
@@ -45,19 +45,16 @@ void findings_table(std::string& out, const RunReport& r, FindingKind kind, cons
         for (const auto& e : f->evidence)
             evidence += fmt::format("{}{} = {:.4g} {}", evidence.empty() ? "" : "<br>",
                                     labelled_metric(e.metric, e.labels), e.value, e.unit);
-        const std::string size = ranked && f->estimated_gain ? fmt::format("{:.0f}%", 100 * *f->estimated_gain)
-                                 : f->factor                 ? fmt::format("{:.3g}x", *f->factor)
-                                                             : "n/a";
         out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f}{} |\n", ranked ? std::to_string(f->rank) : f->id,
-                           f->layer, cell(f->title), cell(evidence), cell(f->suggestion), size, f->confidence,
-                           f->uncertain ? " (uncertain)" : "");
+                           f->layer, cell(f->title), cell(evidence), cell(f->suggestion), finding_size(*f).cell(),
+                           f->confidence, f->uncertain ? " (uncertain)" : "");
     }
     out += "\n";
 }
 
 }  // namespace
 
-std::string render_markdown(const RunReport& r, bool verbose) {
+std::string render_markdown(const RunReport& r, const RenderOptions& o) {
     std::string out = fmt::format("# clprobe report{}\n\n", r.complete ? "" : " (incomplete: interrupted)");
     if (r.device)
         out += fmt::format("- **Device**: {} ({}, {}, driver {}), `-d {}`\n", r.device->name, r.device->type,
@@ -70,7 +67,7 @@ std::string render_markdown(const RunReport& r, bool verbose) {
     out += "\n";
 
     out += "## Measurement trust\n\n";
-    for (const auto& n : assess_trust(r))
+    for (const auto& n : r.trust_notes)
         out += fmt::format("- {}{}\n", n.warning ? "**Warning:** " : "", n.text);
     out += "\n";
     findings_table(out, r, FindingKind::ranked,
@@ -85,7 +82,7 @@ std::string render_markdown(const RunReport& r, bool verbose) {
     out += "\n## Measurements\n\n| Metric | Median | Unit | cv | n | Timer |\n|---|---|---|---|---|---|\n";
     for (const auto& p : r.results)
         for (const auto& m : p.measurements) {
-            if (!verbose && !m.labels.empty() && p.measurements.size() > 6) continue;
+            if (!o.verbose && !m.labels.empty() && p.measurements.size() > 6) continue;
             out += fmt::format("| {} | {:.4g} | {} | {:.1f}% | {} | {} |\n", cell(labelled_metric(m.metric, m.labels)),
                                m.summary.median, m.unit, 100 * m.summary.cv, m.summary.n, to_string(m.timer));
         }

@@ -4,8 +4,8 @@
 
 #include <map>
 
+#include "render/finding_size.hpp"
 #include "render/trace_summary_text.hpp"
-#include "rules/trust.hpp"
 
 namespace clprobe {
 
@@ -37,11 +37,12 @@ std::string mib(std::uint64_t bytes) {
     return fmt::format("{} KiB", bytes >> 10);
 }
 
-// Warnings always; the notes that support the numbers only with --verbose.
-void render_trust(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {
+// The notes the analysis stored (rules/trust.cpp): warnings always; the notes that support the
+// numbers only with --verbose.
+void render_trust(std::string& out, const RunReport& r, const RenderOptions& o, const Palette& p) {
     out += p.bold("Measurement trust") + "\n";
     bool any = false;
-    for (const auto& n : assess_trust(r)) {
+    for (const auto& n : r.trust_notes) {
         if (!n.warning && !o.verbose) continue;
         out += n.warning ? fmt::format("  {} {}\n", p.wrap("33", "!"), n.text) : fmt::format("  {}\n", p.dim(n.text));
         any = any || n.warning;
@@ -51,8 +52,15 @@ void render_trust(std::string& out, const RunReport& r, const TextOptions& o, co
 
 // A ranked finding's gain, or a note's factor ("27.0x"): a note never shows a gain.
 std::string gain_or_factor(const Finding& f) {
-    if (f.kind == FindingKind::ranked && f.estimated_gain) return fmt::format("gain ~{:.0f}%", 100 * *f.estimated_gain);
-    if (f.factor) return fmt::format("factor {:.3g}x", *f.factor);
+    const FindingSize size = finding_size(f);
+    switch (size.kind) {
+        case FindingSize::Kind::gain:
+            return "gain ~" + size.value;
+        case FindingSize::Kind::factor:
+            return "factor " + size.value;
+        case FindingSize::Kind::none:
+            break;
+    }
     return "no gain estimate";
 }
 
@@ -83,7 +91,7 @@ void render_findings(std::string& out, const RunReport& r, const Palette& p) {
         if (f.kind == FindingKind::note) render_finding(out, f, "-", p);
 }
 
-void render_results(std::string& out, const RunReport& r, const TextOptions& o, const Palette& p) {
+void render_results(std::string& out, const RunReport& r, const RenderOptions& o, const Palette& p) {
     out += p.bold("Probes") + "\n";
     for (const auto& res : r.results) {
         out +=
@@ -149,7 +157,7 @@ std::string render_device_info(const DeviceInfo& d) {
     return out;
 }
 
-std::string render_text(const RunReport& r, const TextOptions& o) {
+std::string render_text(const RunReport& r, const RenderOptions& o) {
     const Palette p{o.color};
     std::string out;
     out += p.bold(fmt::format("clprobe {} report", r.tool_version));

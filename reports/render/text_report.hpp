@@ -3,15 +3,12 @@
 #include <string>
 
 #include "core/report.hpp"
+#include "render/render_options.hpp"
 
 namespace clprobe {
 
-struct TextOptions {
-    bool verbose = false;  // every variant's measurement, not only headlines
-    bool color = false;    // ANSI colour; the CLI enables it only on a terminal without NO_COLOR
-};
-
-std::string render_text(const RunReport& report, const TextOptions& options = {});
+// Uses verbose and color.
+std::string render_text(const RunReport& report, const RenderOptions& options = {});
 
 // "159.3 GFLOP/s ± 1.2%": median and coefficient of variation.
 std::string format_measurement_value(const Measurement& m);

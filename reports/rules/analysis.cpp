@@ -12,27 +12,18 @@
 #include "rules/topology_rules.hpp"
 #include "rules/trace_rules.hpp"
 #include "rules/transfer_rules.hpp"
+#include "rules/trust.hpp"
 
 namespace clprobe {
 
 std::vector<Rule> all_rules() {
+    // One list per layer, in evaluation order.
+    using LayerRules = std::vector<Rule> (*)();
     std::vector<Rule> rules;
-    for (auto& r : system_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : topology_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : transfer_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : kernel_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : glm_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : attention_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : trace_rules())
-        rules.push_back(std::move(r));
-    for (auto& r : network_rules())
-        rules.push_back(std::move(r));
+    for (const LayerRules layer : {system_rules, topology_rules, transfer_rules, kernel_rules, glm_rules,
+                                   attention_rules, trace_rules, network_rules})
+        for (auto& r : layer())
+            rules.push_back(std::move(r));
     return rules;
 }
 
@@ -66,6 +57,8 @@ void analyze(RunReport& report, const std::vector<Rule>& rules) {
     evaluate_rules(report, rules);
     classify_findings(report.findings);
     rank_findings(report.findings);
+    // Once, here: the JSON, `compare` and every renderer read the same stored notes.
+    report.trust_notes = assess_trust(report);
 }
 
 }  // namespace clprobe

@@ -16,7 +16,8 @@ std::vector<Rule> all_rules();
 void evaluate_rules(RunReport& report, const std::vector<Rule>& rules = all_rules());
 
 // Replaces report.findings and report.rules_not_evaluated with the rules' verdicts: the pipeline
-// shares applied, each finding classified as ranked or a note, and ranked (rules/ranking.hpp).
+// shares applied, each finding classified as ranked or a note, and ranked (rules/ranking.hpp);
+// and report.trust_notes with the run's trust notes (rules/trust.hpp).
 void analyze(RunReport& report, const std::vector<Rule>& rules = all_rules());
 
 }  // namespace clprobe

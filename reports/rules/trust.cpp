@@ -26,29 +26,35 @@ std::optional<double> median(const RunReport& r, std::string_view metric) {
 
 std::vector<TrustNote> assess_trust(const RunReport& r) {
     std::vector<TrustNote> notes;
-    if (!r.complete) notes.push_back({true, "The run was interrupted: only the probes that finished are reported."});
+    if (!r.complete)
+        notes.push_back(
+            {"trust.interrupted", true, "The run was interrupted: only the probes that finished are reported."});
 
     if (const auto others = median(r, "system.activity.others_cpu")) {
         if (*others >= busy_percent)
-            notes.push_back({true, fmt::format("The machine was busy: other processes used {:.0f}% of the CPUs clprobe "
-                                               "may use during the run, so CPU-bound figures may be low by as much.",
-                                               *others)});
+            notes.push_back({"trust.machine_busy", true,
+                             fmt::format("The machine was busy: other processes used {:.0f}% of the CPUs clprobe "
+                                         "may use during the run, so CPU-bound figures may be low by as much.",
+                                         *others)});
         else
-            notes.push_back({false, fmt::format("Other processes used {:.1f}% of the CPUs during the run.", *others)});
+            notes.push_back({"trust.machine_quiet", false,
+                             fmt::format("Other processes used {:.1f}% of the CPUs during the run.", *others)});
     } else {
-        notes.push_back({false, "The system layer did not run: clprobe cannot say whether the machine was busy."});
+        notes.push_back({"trust.activity_unknown", false,
+                         "The system layer did not run: clprobe cannot say whether the machine was busy."});
     }
     if (const auto steal = median(r, "system.activity.steal"); steal && *steal >= steal_percent)
-        notes.push_back({true, fmt::format("The hypervisor stole {:.1f}% of the CPU time during the run.", *steal)});
+        notes.push_back(
+            {"trust.steal", true, fmt::format("The hypervisor stole {:.1f}% of the CPU time during the run.", *steal)});
     const auto loaded = median(r, "system.cpu.frequency.loaded"), max = median(r, "system.cpu.frequency.max");
     if (loaded && max && *max > 0 && *loaded < clock_fraction * *max)
-        notes.push_back(
-            {true, fmt::format("CPU clocks ran at {:.0f} MHz under load, {:.0f}% of their {:.0f} MHz maximum "
-                               "(governor or thermal limits).",
-                               *loaded, 100 * *loaded / *max, *max)});
+        notes.push_back({"trust.clock_limited", true,
+                         fmt::format("CPU clocks ran at {:.0f} MHz under load, {:.0f}% of their {:.0f} MHz maximum "
+                                     "(governor or thermal limits).",
+                                     *loaded, 100 * *loaded / *max, *max)});
     // A ceiling below a rate reached on the same hardware makes every fraction of it read high.
     for (const auto& v : ceiling_violations(r))
-        notes.push_back({true, describe(v)});
+        notes.push_back({"trust.ceiling_below_rate." + v.ceiling_metric, true, describe(v)});
 
     int timed = 0, noisy = 0, few = 0, host_timed = 0;
     for (const auto& p : r.results)
@@ -60,22 +66,27 @@ std::vector<TrustNote> assess_trust(const RunReport& r) {
             host_timed += m.timer == TimerKind::host_steady_clock;
         }
     if (noisy)
-        notes.push_back({noisy * 5 > timed, fmt::format("{} of {} timed measurements vary by more than {:.0f}% between "
-                                                        "samples (cv): read small differences as noise.",
-                                                        noisy, timed, 100 * noisy_cv)});
+        notes.push_back({"trust.noisy_samples", noisy * 5 > timed,
+                         fmt::format("{} of {} timed measurements vary by more than {:.0f}% between "
+                                     "samples (cv): read small differences as noise.",
+                                     noisy, timed, 100 * noisy_cv)});
     if (few)
-        notes.push_back({false, fmt::format("{} measurements rest on fewer than 3 samples (slow variants cut by the "
-                                            "time budget, or cold builds).",
-                                            few)});
+        notes.push_back({"trust.few_samples", false,
+                         fmt::format("{} measurements rest on fewer than 3 samples (slow variants cut by the "
+                                     "time budget, or cold builds).",
+                                     few)});
     if (r.device && !r.device->profiling)
-        notes.push_back({true,
+        notes.push_back({"trust.no_profiling", true,
                          "The device cannot profile commands: kernel and transfer times come from the host "
                          "clock and include launch and synchronisation overhead."});
     else if (host_timed)
-        notes.push_back({false, fmt::format("{} of {} timed measurements use the host clock by design (latencies, "
-                                            "builds, host work); the rest use device timestamps.",
-                                            host_timed, timed)});
-    if (timed) notes.push_back({false, "First launches (JIT compilation, page faults) are excluded by warm-up runs."});
+        notes.push_back({"trust.host_timed", false,
+                         fmt::format("{} of {} timed measurements use the host clock by design (latencies, "
+                                     "builds, host work); the rest use device timestamps.",
+                                     host_timed, timed)});
+    if (timed)
+        notes.push_back(
+            {"trust.warm_up", false, "First launches (JIT compilation, page faults) are excluded by warm-up runs."});
     return notes;
 }
 

@@ -35,7 +35,7 @@ int run_compare(const CompareCliOptions& o) {
     if (o.json)
         fmt::print("{}\n", comparison_to_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     else
-        fmt::print("{}", render_comparison_text(c, o.verbose, color_stdout()));
+        fmt::print("{}", render_comparison_text(c, {o.verbose, color_stdout()}));
     if (o.fail_on_regression && !c.headline_regressions().empty()) {
         std::string names;
         for (const auto* m : c.headline_regressions())

@@ -22,10 +22,8 @@
 #include "core/scoped_signals.hpp"
 #include "core/stop_points.hpp"
 #include "core/version.hpp"
-#include "json/report_json.hpp"
 #include "network/mpi_session.hpp"
-#include "render/html_report.hpp"
-#include "render/text_report.hpp"
+#include "render/report_formats.hpp"
 #include "rules/analysis.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "runtime/host_info.hpp"
@@ -192,12 +190,13 @@ RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const D
 // The files the options asked for (each whole or not at all), then the report on stdout.
 void write_outputs(const DiagnoseOptions& o, const RunOptions& run, const RunReport& report) {
     const bool json_stdout = o.json == "-";
+    const RenderOptions render{o.verbose, color_stdout()};
     if (!o.json.empty() && !json_stdout) {
-        write_file_atomically(o.json, report_to_json_text(report));
+        write_file_atomically(o.json, report_format("json").render(report, render));
         Log::info("report written to {}", o.json);
     }
     if (!o.html.empty()) {
-        write_file_atomically(o.html, render_html(report));
+        write_file_atomically(o.html, report_format("html").render(report, render));
         Log::info("HTML report written to {}", o.html);
     }
     if (!o.trace.empty()) {
@@ -211,10 +210,7 @@ void write_outputs(const DiagnoseOptions& o, const RunOptions& run, const RunRep
         write_file_atomically(o.save_topology, load_analysed_topology(run.topology_xml).export_xml());
         Log::info("topology written to {}", o.save_topology);
     }
-    if (json_stdout)
-        fmt::print("{}", report_to_json_text(report));
-    else
-        fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
+    fmt::print("{}", report_format(json_stdout ? "json" : "text").render(report, render));
 }
 
 int run_diagnose(DiagnoseOptions o) {

@@ -38,11 +38,11 @@ int run_fleet(const FleetCliOptions& o) {
     if (o.json)
         fmt::print("{}\n", fleet_to_json(f).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     else if (o.html)
-        fmt::print("{}", render_fleet_html(f));
+        fmt::print("{}", render_fleet_html(f, {o.verbose, false}));
     else if (o.md)
-        fmt::print("{}", render_fleet_markdown(f, o.verbose));
+        fmt::print("{}", render_fleet_markdown(f, {o.verbose, false}));
     else
-        fmt::print("{}", render_fleet_text(f, o.verbose, color_stdout()));
+        fmt::print("{}", render_fleet_text(f, {o.verbose, color_stdout()}));
     if (o.fail_on_outlier && f.worse_outliers() > 0) {
         std::string names;
         for (const auto& n : f.outliers)

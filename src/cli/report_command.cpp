@@ -8,11 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "json/report_json.hpp"
-#include "render/csv_export.hpp"
-#include "render/gbench_export.hpp"
-#include "render/html_report.hpp"
-#include "render/markdown_report.hpp"
-#include "render/text_report.hpp"
+#include "render/report_formats.hpp"
 #include "rules/analysis.hpp"
 
 namespace clprobe {
@@ -27,19 +23,8 @@ struct ReportOptions {
 
 int run_report(const ReportOptions& o) {
     RunReport report = load_report(o.file);
-    analyze(report);  // today's rules on yesterday's measurements
-    if (o.format == "json")
-        fmt::print("{}", report_to_json_text(report));
-    else if (o.format == "md")
-        fmt::print("{}", render_markdown(report, o.verbose));
-    else if (o.format == "html")
-        fmt::print("{}", render_html(report));
-    else if (o.format == "csv")
-        fmt::print("{}", render_csv(report));
-    else if (o.format == "gbench")
-        fmt::print("{}", render_gbench(report));
-    else
-        fmt::print("{}", render_text(report, {o.verbose, color_stdout()}));
+    analyze(report);  // today's rules (and trust notes) on yesterday's measurements
+    fmt::print("{}", report_format(o.format).render(report, {o.verbose, color_stdout()}));
     return exit_code::ok;
 }
 
@@ -50,10 +35,8 @@ CommandRunner add_report_command(CLI::App& app) {
     CLI::App* cmd =
         app.add_subcommand("report", "Re-analyse a saved JSON report with the current rules (no OpenCL needed)");
     cmd->add_option("file", opts->file, "Report written by `clprobe diagnose --json`")->required();
-    cmd->add_option("--format", opts->format,
-                    "text, md (Markdown), json, html, csv (one row per measurement) or gbench "
-                    "(google-benchmark JSON, for its compare.py)")
-        ->check(CLI::IsMember({"text", "md", "json", "html", "csv", "gbench"}))
+    cmd->add_option("--format", opts->format, report_formats_help())
+        ->check(CLI::IsMember(report_format_names()))
         ->capture_default_str();
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement");
     return [opts] { return run_report(*opts); };

@@ -20,9 +20,7 @@
 #include "core/log.hpp"
 #include "core/memory_roofs.hpp"
 #include "core/version.hpp"
-#include "json/report_json.hpp"
-#include "render/html_report.hpp"
-#include "render/text_report.hpp"
+#include "render/report_formats.hpp"
 #include "rules/analysis.hpp"
 #include "rules/trace_rules.hpp"
 #include "runtime/activity_monitor.hpp"
@@ -173,13 +171,14 @@ std::string records_path(const TraceOptions& o, bool& temporary) {
 }
 
 void write_outputs(const TraceOptions& o, const RunReport& report, const ProgramTrace& trace, const ChildRun& run) {
-    if (!o.json.empty()) write_file_atomically(o.json, report_to_json_text(report));
-    if (!o.html.empty()) write_file_atomically(o.html, render_html(report));
+    const RenderOptions render{o.verbose, false};
+    if (!o.json.empty()) write_file_atomically(o.json, report_format("json").render(report, render));
+    if (!o.html.empty()) write_file_atomically(o.html, report_format("html").render(report, render));
     if (!o.timeline.empty())
         write_file_atomically(
             o.timeline,
             program_timeline(trace, run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    const std::string text = render_text(report, {o.verbose, false});
+    const std::string text = report_format("text").render(report, render);
     if (!o.output.empty())
         write_file_atomically(o.output, text);
     else if (!o.quiet)

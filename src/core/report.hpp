@@ -95,6 +95,15 @@ struct Finding {
     int rank = 0;  // ranked findings: 1 = most important; notes: 0
 };
 
+// A condition of the run that lowers or supports trust in its numbers (a busy machine, noisy
+// samples, the host clock instead of device timestamps). The analysis computes them
+// (reports/rules/trust.hpp) and the report stores them, so JSON readers and `compare` see them.
+struct TrustNote {
+    std::string id;        // stable dotted id, e.g. trust.machine_busy (docs/report-schema.md)
+    bool warning = false;  // false: information that supports the numbers
+    std::string text;
+};
+
 struct SkippedRule {
     std::string rule;
     std::string reason;
@@ -127,7 +136,8 @@ struct RunReport {
     std::vector<ProbeResult> results;
     std::vector<Finding> findings;
     std::vector<SkippedRule> rules_not_evaluated;
-    bool complete = true;  // false when the run was interrupted
+    std::vector<TrustNote> trust_notes;  // set by the analysis; none in reports written before
+    bool complete = true;                // false when the run was interrupted
     double wall_seconds = 0;
     std::optional<LaunchContext> launch;
 };

@@ -85,12 +85,21 @@ def known_choices(option):
     return [v.strip() for v in m.group(1).split(",")]
 
 
+def report_formats():
+    """The values `clprobe report --format` accepts, as its --help lists them (the format table)."""
+    r = run("report", "--help")
+    m = re.search(r"--format [A-Z]+:\{([^}]*)\}", r.stdout)
+    expect(m is not None, "report --help lists no --format values", r)
+    return m.group(1).split(",")
+
+
 def test_value_lists_match_the_binary():
     expect(script_list("layers") == known_choices("--layers"), "the script's layer list differs from the binary's")
     workloads = script_list("workloads")
     expect(workloads[-1] == "none" and workloads == known_choices("--workloads"),
            f"the script's workloads {workloads} differ from the binary's")
-    formats = script_list("formats")
+    formats = report_formats()
+    expect(formats[0] == "text" and "gbench" in formats, f"report --help lists the formats {formats}")
     for f in formats:  # each a value report --format accepts: the run gets past option parsing
         r = run("report", "/nonexistent/r.json", "--format", f)
         expect(r.rc == 2 and "format" not in r.stderr.lower(), f"--format {f} refused", r)
@@ -114,7 +123,7 @@ def test_layers_complete_after_the_last_comma():
 def test_workloads_and_format():
     expect(complete("diagnose --workloads ") == ["glm", "attention", "none"], "workloads")
     expect(complete("diagnose --workloads glm,") == ["glm,attention"], "none stands alone")
-    expect(complete("report r.json --format ") == script_list("formats"), "formats")
+    expect(complete("report r.json --format ") == report_formats(), "formats")
     expect(complete("report r.json --format m") == ["md"], "--format m")
 
 

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A report the reader accepts must survive its own writer.
     const RunReport again = report_from_json_text(report_to_json_text(report));
     (void)render_text(again, {true, false});
-    (void)render_markdown(again, true);
+    (void)render_markdown(again, {true});
     (void)render_html(again);
     (void)compare_reports(report, again);
     return 0;

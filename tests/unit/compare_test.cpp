@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "compare/comparison.hpp"
+#include "json/comparison_json.hpp"
+#include "render/comparison_text.hpp"
 
 using namespace clprobe;
 
@@ -148,4 +150,29 @@ TEST_CASE("compare: the bootstrap interval is deterministic and contains the rat
     CHECK(i1.first <= 2.0);
     CHECK(i1.second >= 2.0);
     CHECK(i1.first > 1.6);
+}
+
+TEST_CASE("compare: trust notes present in one report only, matched by id", "[compare][trust]") {
+    auto a = report_with({});
+    auto b = report_with({});
+    a.trust_notes = {{"trust.machine_quiet", false, "Other processes used 1.0% of the CPUs during the run."},
+                     {"trust.warm_up", false, "First launches are excluded."}};
+    b.trust_notes = {{"trust.machine_busy", true, "The machine was busy: other processes used 35% of the CPUs."},
+                     {"trust.warm_up", false, "First launches are excluded."}};
+    const auto c = compare_reports(a, b);
+    REQUIRE(c.trust_notes_only_in_a.size() == 1);
+    CHECK(c.trust_notes_only_in_a[0].id == "trust.machine_quiet");
+    REQUIRE(c.trust_notes_only_in_b.size() == 1);
+    CHECK(c.trust_notes_only_in_b[0].id == "trust.machine_busy");
+    CHECK(c.trust_notes_only_in_b[0].warning);
+    const std::string text = render_comparison_text(c);
+    CHECK_THAT(text, Catch::Contains("Trust notes in one report only") &&
+                         Catch::Contains("B only: ! The machine was busy") && Catch::Contains("(trust.machine_busy)"));
+    const auto j = comparison_to_json(c);
+    REQUIRE(j.at("trust_notes_only_in_b").size() == 1);
+    CHECK(j.at("trust_notes_only_in_b")[0].at("id") == "trust.machine_busy");
+    CHECK(j.at("trust_notes_only_in_a")[0].at("warning") == false);
+    // The same notes on both sides: nothing to list.
+    CHECK(compare_reports(a, a).trust_notes_only_in_a.empty());
+    CHECK(render_comparison_text(compare_reports(a, a)).find("Trust notes") == std::string::npos);
 }

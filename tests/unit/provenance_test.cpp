@@ -135,7 +135,7 @@ TEST_CASE("provenance: compare lists the fields that differ, or says none do", "
     CHECK(c.provenance[0].a == "2791b7b0a1c2-dirty");
     CHECK(c.provenance[0].b == "0123456789ab");
     CHECK(c.provenance[1].field == "provenance.icd_loader");
-    const std::string text = render_comparison_text(c, false, false);
+    const std::string text = render_comparison_text(c);
     CHECK(text.find("provenance.icd_loader") != std::string::npos);
     CHECK(text.find("OpenCL ICD Loader 2.3.1 -> Khronos OpenCL ICD Loader 3.0.6") != std::string::npos);
     const json j = comparison_to_json(c);
@@ -145,7 +145,7 @@ TEST_CASE("provenance: compare lists the fields that differ, or says none do", "
     const Comparison same = compare_reports(report_with(sample_provenance()), report_with(sample_provenance()));
     CHECK(same.provenance_known);
     CHECK(same.provenance.empty());
-    const std::string same_text = render_comparison_text(same, false, false);
+    const std::string same_text = render_comparison_text(same);
     CHECK(same_text.find("Provenance (build and libraries)\n  no differences") != std::string::npos);
     CHECK(comparison_to_json(same).at("provenance") == json::array());
 }
@@ -166,7 +166,6 @@ TEST_CASE("provenance: compare says so when a report predates it", "[provenance]
     const Comparison c = compare_reports(report_with(std::nullopt), report_with(sample_provenance()));
     CHECK_FALSE(c.provenance_known);
     CHECK(c.provenance.empty());
-    CHECK(render_comparison_text(c, false, false).find("unknown: a report predates provenance records") !=
-          std::string::npos);
+    CHECK(render_comparison_text(c).find("unknown: a report predates provenance records") != std::string::npos);
     CHECK(comparison_to_json(c).at("provenance").is_null());
 }

@@ -195,7 +195,6 @@ void check_same_report(const RunReport& a, const RunReport& b) {
     CHECK(a.host.logical_cpus == b.host.logical_cpus);
     REQUIRE(a.device.has_value() == b.device.has_value());
     if (a.device) check_same_device(*a.device, *b.device);
-
     REQUIRE(a.results.size() == b.results.size());
     for (std::size_t i = 0; i < a.results.size(); ++i) {
         INFO("results[" << i << "]");
@@ -610,4 +609,31 @@ TEST_CASE("report JSON: the committed minimal fixture parses", "[json][fixture]"
 TEST_CASE("report JSON: regenerate the minimal fixture", "[.regenerate]") {
     write_file_atomically(minimal_fixture, report_to_json_text(minimal_report()));
     SUCCEED("wrote " << minimal_fixture.string());
+}
+
+TEST_CASE("report JSON: trust notes round-trip, and a report without them loads with none", "[json][trust]") {
+    RunReport original = sample_report();
+    original.trust_notes = {{"trust.machine_busy", true, "The machine was busy."},
+                            {"trust.warm_up", false, "First launches are excluded."}};
+    const json j = report_to_json(original);
+    REQUIRE(j.at("trust_notes").size() == 2);
+    CHECK(j.at("trust_notes")[0] ==
+          json{{"id", "trust.machine_busy"}, {"warning", true}, {"text", "The machine was busy."}});
+    const RunReport back = report_from_json(j);
+    REQUIRE(back.trust_notes.size() == 2);
+    CHECK(back.trust_notes[0].id == "trust.machine_busy");
+    CHECK(back.trust_notes[0].warning);
+    CHECK(back.trust_notes[1].text == "First launches are excluded.");
+    CHECK_FALSE(back.trust_notes[1].warning);
+    CHECK(back.trust_notes[1].id == "trust.warm_up");
+    check_same_report(original, back);  // the rest of the report is untouched
+    // Reports written before trust notes were stored have no such field.
+    CHECK(report_from_json(report_to_json(sample_report())).trust_notes.empty());
+    CHECK_FALSE(report_to_json(sample_report()).contains("trust_notes"));
+}
+
+TEST_CASE("report JSON reader: a trust note without its warning flag is named", "[json][trust]") {
+    json j = report_to_json(sample_report());
+    j["trust_notes"] = json::array({{{"id", "trust.steal"}, {"text", "t"}}});
+    CHECK(rejection(j) == "trust_notes[0].warning: missing");
 }

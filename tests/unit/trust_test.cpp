@@ -2,6 +2,7 @@
 // profiled, complete run gets no warning.
 #include <catch2/catch.hpp>
 
+#include "rules/analysis.hpp"
 #include "rules/trust.hpp"
 
 using namespace clprobe;
@@ -87,4 +88,22 @@ TEST_CASE("trust: no profiling is a warning; a missing system layer and noisy sa
     CHECK(mentions(notes, "cannot profile", true));
     CHECK(mentions(notes, "system layer did not run", false));
     CHECK(mentions(notes, "1 of 2 timed measurements vary", true));  // half the measurements: a warning
+}
+
+TEST_CASE("trust: every note has a stable id, and the analysis stores them in the report", "[trust]") {
+    auto r = quiet_report();
+    r.complete = false;
+    std::vector<std::string> ids;
+    for (const auto& n : assess_trust(r))
+        ids.push_back(n.id);
+    CHECK(ids == std::vector<std::string>{"trust.interrupted", "trust.machine_quiet", "trust.warm_up"});
+    CHECK(r.trust_notes.empty());
+    analyze(r);
+    REQUIRE(r.trust_notes.size() == 3);
+    CHECK(r.trust_notes[0].id == "trust.interrupted");
+    CHECK(r.trust_notes[0].warning);
+    // Re-analysing replaces them, never appends.
+    r.complete = true;
+    analyze(r);
+    CHECK(r.trust_notes.size() == 2);
 }

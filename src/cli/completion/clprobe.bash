@@ -1,13 +1,13 @@
 # bash completion for clprobe (installed as share/bash-completion/completions/clprobe).
 #
 # Subcommands and each subcommand's options are read from the binary's own --help (once per shell,
-# then cached), so they follow the binary being completed. The values of --layers, --workloads and
-# --format are listed below; tests/cli/test_completion.py checks them against `clprobe diagnose
-# --help` and `clprobe report --help`. Devices for -d/--device come from `clprobe list --json`.
+# then cached), so they follow the binary being completed; so do the values of --format (the
+# report format table, from `clprobe report --help`). The values of --layers and --workloads are
+# listed below; tests/cli/test_completion.py checks them against `clprobe diagnose --help`.
+# Devices for -d/--device come from `clprobe list --json`.
 
 _clprobe_layers="system topology transfer kernel network"
 _clprobe_workloads="glm attention none"
-_clprobe_formats="text md json html csv gbench"
 _clprobe_device_kinds="gpu cpu accelerator"
 
 declare -gA _clprobe_help_cache
@@ -29,6 +29,19 @@ _clprobe_options_of() {
                 [[ $name == -* ]] && out+="$name $kind"$'\n'
             done
         done < <("$1" $2 --help 2>/dev/null)
+        _clprobe_help_cache[$key]=$out
+    fi
+    printf '%s' "${_clprobe_help_cache[$key]}"
+}
+
+# The values of `report --format`, from CLI11's "--format TEXT:{text,md,...}" in `PROG report --help`.
+_clprobe_formats_of() {
+    local key="$1 (formats)"
+    if [[ -z ${_clprobe_help_cache[$key]+set} ]]; then
+        local line out=""
+        while IFS= read -r line; do
+            [[ $line =~ ^\ +--format\ [A-Z]+:\{([^}]*)\} ]] && out=${BASH_REMATCH[1]//,/ }
+        done < <("$1" report --help 2>/dev/null)
         _clprobe_help_cache[$key]=$out
     fi
     printf '%s' "${_clprobe_help_cache[$key]}"
@@ -102,7 +115,7 @@ _clprobe_values() {
     case $opt in
     --layers) _clprobe_comma_list "$cur" "$_clprobe_layers" ;;
     --workloads) _clprobe_comma_list "$cur" "$_clprobe_workloads" ;;
-    --format) compgen -W "$_clprobe_formats" -- "$cur" ;;
+    --format) compgen -W "$(_clprobe_formats_of "$prog")" -- "$cur" ;;
     -d | --device) compgen -W "$(_clprobe_devices_of "$prog")" -- "$cur" ;;
     --kernel-dir) compgen -d -- "$cur" ;;
     *) compgen -f -- "$cur" ;;

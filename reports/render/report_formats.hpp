@@ -1,0 +1,34 @@
+#pragma once
+// The formats a report renders to, in one table: `report --format`, `diagnose`'s outputs, the
+// --help text and the shell completion all take their lists from it, so a new format is one row.
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/report.hpp"
+#include "render/render_options.hpp"
+
+namespace clprobe {
+
+using ReportRenderer = std::string (*)(const RunReport& report, const RenderOptions& options);
+
+struct ReportFormat {
+    std::string_view name;         // the --format value: text, md, json, html, csv, gbench
+    std::string_view description;  // what it is for, in --help
+    ReportRenderer render;
+};
+
+// Every format, `text` first (the default).
+std::span<const ReportFormat> report_formats();
+
+// The row of a name from report_formats(); throws std::out_of_range for any other name (the CLI
+// checks names against report_format_names() before they get here).
+const ReportFormat& report_format(std::string_view name);
+
+std::vector<std::string> report_format_names();
+
+// "text (the terminal report), md (Markdown, for a ticket), ... or gbench (...)": for --help.
+std::string report_formats_help();
+
+}  // namespace clprobe
