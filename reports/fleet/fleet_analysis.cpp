@@ -151,15 +151,6 @@ std::vector<PartialFinding> partial_findings(const std::vector<NodeSummary>& nod
 
 }  // namespace
 
-double median_absolute_deviation(const std::vector<double>& values, double median) {
-    if (values.empty()) return 0;
-    std::vector<double> d;
-    d.reserve(values.size());
-    for (const double v : values)
-        d.push_back(std::fabs(v - median));
-    return median_of(std::move(d));
-}
-
 std::size_t FleetAnalysis::worse_outliers() const {
     return static_cast<std::size_t>(
         std::count_if(outliers.begin(), outliers.end(), [](const auto& o) { return o.worse; }));
