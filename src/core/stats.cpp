@@ -47,7 +47,7 @@ double robust_cv(std::vector<double> samples) {
     const double median = upper_median(samples);
     for (double& s : samples)
         s = std::fabs(s - median);
-    const double cv = 1.4826 * upper_median(std::move(samples)) / median;
+    const double cv = mad_to_stddev * upper_median(std::move(samples)) / median;
     return std::isfinite(cv) ? cv : 0;
 }
 

@@ -35,6 +35,9 @@ T upper_median(std::vector<T> values) {
     return *mid;
 }
 
+// The factor that turns a median absolute deviation into a standard deviation for normal noise.
+inline constexpr double mad_to_stddev = 1.4826;
+
 // The median of |v - center| over `values` (median_of: the two middle ones averaged); 0 when empty.
 double median_absolute_deviation(const std::vector<double>& values, double center);
 
