@@ -78,9 +78,35 @@
 //
 // Environment the layer reads:
 //   CLPROBE_TRACE_FILE   the file to create (truncated); without it the layer only forwards calls
+#include <string_view>
+
 namespace clprobe::trace_format {
 
 inline constexpr int version = 1;
 inline constexpr const char* file_env = "CLPROBE_TRACE_FILE";
+
+// The E record's <host_memory>: the layer writes host_memory_name, the reader parses it back with
+// host_memory_of (an unknown word reads as none, so a newer layer's kinds stay readable).
+enum class HostMemory { none, pageable, pinned, svm };
+
+constexpr std::string_view host_memory_name(HostMemory kind) {
+    switch (kind) {
+        case HostMemory::pageable:
+            return "pageable";
+        case HostMemory::pinned:
+            return "pinned";
+        case HostMemory::svm:
+            return "svm";
+        case HostMemory::none:
+            break;
+    }
+    return "none";
+}
+
+constexpr HostMemory host_memory_of(std::string_view word) {
+    for (const HostMemory kind : {HostMemory::pageable, HostMemory::pinned, HostMemory::svm})
+        if (word == host_memory_name(kind)) return kind;
+    return HostMemory::none;
+}
 
 }  // namespace clprobe::trace_format

@@ -68,20 +68,6 @@ bool is_transfer(CommandKind kind) {
     return kind == CommandKind::write || kind == CommandKind::read || kind == CommandKind::map;
 }
 
-std::string_view to_string(HostMemory memory) {
-    switch (memory) {
-        case HostMemory::none:
-            return "none";
-        case HostMemory::pageable:
-            return "pageable";
-        case HostMemory::pinned:
-            return "pinned";
-        case HostMemory::svm:
-            return "svm";
-    }
-    return "none";
-}
-
 std::string_view ProgramTrace::kernel_name(const TracedCommand& c) const {
     if (c.kernel < 0 || static_cast<std::size_t>(c.kernel) >= kernel_names.size()) return {};
     return kernel_names[static_cast<std::size_t>(c.kernel)];
