@@ -15,6 +15,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
 #include "transfer/transfer_probes.hpp"
@@ -49,7 +50,7 @@ const char* name_of(Direction d) {
     return d == Direction::h2d ? "h2d" : d == Direction::d2h ? "d2h" : "d2d";
 }
 
-// The metric ids: pageable memory on one side, driver-allocated (pinned) memory on the
+// The metric ids (docs/report-schema.md): pageable memory on one side, driver-allocated (pinned) memory on the
 // other (the staging buffer, or the region a map hands out); zero-copy moves nothing and gets its
 // own metric, so it never inflates a copy's headline; the kernel copy has its own as well, so the
 // driver's copies and a kernel's stay comparable side by side (as nvbandwidth's CE and SM copies).
@@ -153,10 +154,7 @@ CopyLaunch copy_launch(CopyKernel kind, std::uint64_t bytes, const DeviceInfo& i
 // A copy kernel with its arguments bound: `from` -> `to`, the first `bytes` bytes.
 cl::Kernel copy_kernel(DeviceSession& s, CopyKernel kind, cl::Buffer& from, cl::Buffer& to, const CopyLaunch& l) {
     cl::Kernel k = s.kernels().kernel("transfer/copy.cl", name_of(kind));
-    k.setArg(0, from);
-    k.setArg(1, to);
-    k.setArg(2, l.count);
-    k.setArg(3, l.per_item);
+    set_args(k, from, to, l.count, l.per_item);
     return k;
 }
 
