@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
@@ -31,16 +32,9 @@ enum class StepStage { upload, prefill, decode, download };
 constexpr StepStage step_stages[] = {StepStage::upload, StepStage::prefill, StepStage::decode, StepStage::download};
 
 const char* name_of(StepStage stage) {
-    switch (stage) {
-        case StepStage::upload:
-            return "upload";
-        case StepStage::prefill:
-            return "prefill";
-        case StepStage::decode:
-            return "decode";
-        default:
-            return "download";
-    }
+    constexpr const char* names[] = {"upload", "prefill", "decode", "download"};  // StepStage's order
+    static_assert(std::size(names) == std::size(step_stages));
+    return names[static_cast<std::size_t>(stage)];
 }
 
 // Whether attention.decode found the split layout faster for fp32 (the tuned step uses it then).

@@ -209,22 +209,9 @@ std::string report_label(const RunReport& r) {
 }  // namespace
 
 std::string_view to_string(Verdict v) {
-    switch (v) {
-        case Verdict::faster:
-            return "faster";
-        case Verdict::slower:
-            return "slower";
-        case Verdict::within_noise:
-            return "within_noise";
-        case Verdict::changed:
-            return "changed";
-        case Verdict::same:
-            return "same";
-        case Verdict::only_in_a:
-            return "only_in_a";
-        default:
-            return "only_in_b";
-    }
+    constexpr std::string_view names[] = {"faster", "slower",    "within_noise", "changed",
+                                          "same",   "only_in_a", "only_in_b"};  // Verdict's order
+    return names[static_cast<std::size_t>(v)];
 }
 
 int Comparison::count(Verdict v) const {

@@ -78,6 +78,8 @@
 //
 // Environment the layer reads:
 //   CLPROBE_TRACE_FILE   the file to create (truncated); without it the layer only forwards calls
+#include <cstddef>
+#include <iterator>
 #include <string_view>
 
 namespace clprobe::trace_format {
@@ -89,23 +91,17 @@ inline constexpr const char* file_env = "CLPROBE_TRACE_FILE";
 // host_memory_of (an unknown word reads as none, so a newer layer's kinds stay readable).
 enum class HostMemory { none, pageable, pinned, svm };
 
+// The words, in HostMemory's order.
+inline constexpr std::string_view host_memory_words[] = {"none", "pageable", "pinned", "svm"};
+
 constexpr std::string_view host_memory_name(HostMemory kind) {
-    switch (kind) {
-        case HostMemory::pageable:
-            return "pageable";
-        case HostMemory::pinned:
-            return "pinned";
-        case HostMemory::svm:
-            return "svm";
-        case HostMemory::none:
-            break;
-    }
-    return "none";
+    const auto i = static_cast<std::size_t>(kind);
+    return i < std::size(host_memory_words) ? host_memory_words[i] : host_memory_words[0];
 }
 
 constexpr HostMemory host_memory_of(std::string_view word) {
-    for (const HostMemory kind : {HostMemory::pageable, HostMemory::pinned, HostMemory::svm})
-        if (word == host_memory_name(kind)) return kind;
+    for (std::size_t i = 1; i < std::size(host_memory_words); ++i)
+        if (word == host_memory_words[i]) return static_cast<HostMemory>(i);
     return HostMemory::none;
 }
 

@@ -1,36 +1,16 @@
 #include "trace/program_trace.hpp"
 
 #include <array>
+#include <iterator>
 #include <utility>
 
 namespace clprobe {
 
 std::string_view to_string(CommandKind kind) {
-    switch (kind) {
-        case CommandKind::kernel:
-            return "kernel";
-        case CommandKind::write:
-            return "write";
-        case CommandKind::read:
-            return "read";
-        case CommandKind::copy:
-            return "copy";
-        case CommandKind::fill:
-            return "fill";
-        case CommandKind::map:
-            return "map";
-        case CommandKind::unmap:
-            return "unmap";
-        case CommandKind::svm:
-            return "svm";
-        case CommandKind::migrate:
-            return "migrate";
-        case CommandKind::sync:
-            return "sync";
-        case CommandKind::other:
-            return "other";
-    }
-    return "other";
+    constexpr std::string_view names[] = {"kernel", "write", "read",    "copy", "fill", "map",
+                                          "unmap",  "svm",   "migrate", "sync", "other"};  // CommandKind's order
+    const auto i = static_cast<std::size_t>(kind);
+    return i < std::size(names) ? names[i] : names[std::size(names) - 1];
 }
 
 CommandKind command_kind_of(std::string_view command) {
