@@ -123,7 +123,7 @@ std::vector<KernelFacts> kernel_facts(const ProgramTrace& trace, const AlignedTi
         launch_seconds[static_cast<std::size_t>(c.kernel)].push_back(d);
     }
     for (std::size_t i = 0; i < out.size(); ++i)
-        out[i].median_launch_seconds = upper_median(std::move(launch_seconds[i]));
+        out[i].median_launch_seconds = upper_median(launch_seconds[i]);  // a copy: the samples are recorded later
     return out;
 }
 
