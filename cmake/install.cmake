@@ -1,4 +1,4 @@
-# Install rules and the Debian package (issue 16). Included from the top-level CMakeLists, so the
+# Install rules and the Debian package. Included from the top-level CMakeLists, so the
 # targets it names are in scope. Paths follow GNUInstallDirs; tests and fuzz targets are never
 # installed (nothing under tests/ has an install rule).
 include(GNUInstallDirs)

@@ -11,6 +11,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/command_trace.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
 #include "runtime/probe.hpp"
@@ -203,18 +204,9 @@ cl::Event enqueue_fused(cl::CommandQueue& q, FusedKernels& kernels, const Device
                         const PrefillProblem& p, FusedTile tile) {
     const std::size_t stage_bytes = std::size_t{tile.keys} * p.head_dim * sizeof(float);
     cl::Kernel& k = kernels.for_tile(tile);
-    k.setArg(0, t.q);
-    k.setArg(1, t.k);
-    k.setArg(2, t.v);
-    k.setArg(3, t.o);
-    k.setArg(4, heads.starts);
-    k.setArg(5, heads.lens);
-    k.setArg(6, static_cast<cl_uint>(heads.pad_to));
-    k.setArg(7, static_cast<cl_float>(p.scale()));
-    k.setArg(8, static_cast<cl_uint>(p.causal));
-    k.setArg(9, cl::Local(stage_bytes));
-    k.setArg(10, cl::Local(stage_bytes));
-    k.setArg(11, static_cast<cl_uint>(tile.keys));
+    set_args(k, t.q, t.k, t.v, t.o, heads.starts, heads.lens, static_cast<cl_uint>(heads.pad_to),
+             static_cast<cl_float>(p.scale()), static_cast<cl_uint>(p.causal), cl::Local(stage_bytes),
+             cl::Local(stage_bytes), static_cast<cl_uint>(tile.keys));
     const std::size_t items = tile.rows / tile.rows_per_item;
     cl::Event e;
     q.enqueueNDRangeKernel(k, cl::NullRange,
@@ -241,19 +233,9 @@ void enqueue_unfused(cl::CommandQueue& q, UnfusedKernels& u, const DeviceTensors
                      std::vector<cl::Event>& events) {
     const cl_uint seq = p.longest();
     const cl_uint bh = p.heads();
-    u.scores.setArg(0, t.q);
-    u.scores.setArg(1, t.k);
-    u.scores.setArg(2, u.s);
-    u.scores.setArg(3, seq);
-    u.scores.setArg(4, static_cast<cl_float>(p.scale()));
-    u.scores.setArg(5, static_cast<cl_uint>(p.causal));
-    u.softmax.setArg(0, u.s);
-    u.softmax.setArg(1, seq);
-    u.softmax.setArg(2, seq * bh);
-    u.pv.setArg(0, u.s);
-    u.pv.setArg(1, t.v);
-    u.pv.setArg(2, t.o);
-    u.pv.setArg(3, seq);
+    set_args(u.scores, t.q, t.k, u.s, seq, static_cast<cl_float>(p.scale()), static_cast<cl_uint>(p.causal));
+    set_args(u.softmax, u.s, seq, seq * bh);
+    set_args(u.pv, u.s, t.v, t.o, seq);
     cl::Event e1, e2, e3;
     // Global sizes only (the driver picks the groups), as a first version usually does.
     q.enqueueNDRangeKernel(u.scores, cl::NullRange, cl::NDRange(seq, seq, bh), cl::NullRange, nullptr, &e1);
@@ -266,25 +248,15 @@ void enqueue_unfused(cl::CommandQueue& q, UnfusedKernels& u, const DeviceTensors
 
 void enqueue_decode(cl::CommandQueue& q, DecodeLaunch& l, std::uint32_t splits, std::vector<cl::Event>& events) {
     cl::Kernel& k = l.decode;
-    k.setArg(0, l.query);
-    k.setArg(1, l.k);
-    k.setArg(2, l.v);
-    k.setArg(3, l.kscale);
-    k.setArg(4, l.vscale);
-    k.setArg(5, l.out);
-    k.setArg(6, l.partial);
-    k.setArg(7, static_cast<cl_uint>(l.kv_len));
-    k.setArg(8, static_cast<cl_uint>((l.kv_len + splits - 1) / splits));  // keys per work-group
-    k.setArg(9, static_cast<cl_float>(l.scale));
-    k.setArg(10, cl::Local(decode_local_bytes(l.work_group, l.head_dim)));
+    set_args(k, l.query, l.k, l.v, l.kscale, l.vscale, l.out, l.partial, static_cast<cl_uint>(l.kv_len),
+             static_cast<cl_uint>((l.kv_len + splits - 1) / splits),  // keys per work-group
+             static_cast<cl_float>(l.scale), cl::Local(decode_local_bytes(l.work_group, l.head_dim)));
     cl::Event e;
     q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(l.work_group * splits, l.heads), cl::NDRange(l.work_group, 1),
                            nullptr, &e);
     events.push_back(e);
     if (splits == 1) return;
-    l.merge.setArg(0, l.partial);
-    l.merge.setArg(1, l.out);
-    l.merge.setArg(2, static_cast<cl_uint>(splits));
+    set_args(l.merge, l.partial, l.out, static_cast<cl_uint>(splits));
     q.enqueueNDRangeKernel(l.merge, cl::NullRange, cl::NDRange(l.head_dim, l.heads), cl::NullRange, nullptr, &e);
     events.push_back(e);
 }

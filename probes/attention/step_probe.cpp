@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"

@@ -54,13 +54,6 @@ cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t byt
     }
 }
 
-std::string format_bytes(std::uint64_t bytes) {
-    if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
-    if (bytes >= (1ull << 20)) return fmt::format("{:.4g} MiB", static_cast<double>(bytes) / (1 << 20));
-    if (bytes >= (1ull << 10)) return fmt::format("{:.4g} KiB", static_cast<double>(bytes) / (1 << 10));
-    return fmt::format("{} B", bytes);
-}
-
 std::string sampling_note(const SamplerConfig& config) {
     if (config.best_of <= 1) return fmt::format("{} samples, variants interleaved", config.samples);
     if (config.max_contenders > 0)

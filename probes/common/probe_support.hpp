@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cl/cl_api.hpp"
+#include "core/byte_size.hpp"  // format_bytes
 #include "core/report.hpp"
 #include "runtime/probe.hpp"
 
@@ -27,8 +28,6 @@ std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, i
 
 // Buffer creation that names the failing call and the size asked for.
 cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t bytes);
-
-std::string format_bytes(std::uint64_t bytes);  // "256 MiB"
 
 // How the samples were taken, for a probe's attributes ("each sample: fastest of 3 batches...").
 std::string sampling_note(const SamplerConfig& config);

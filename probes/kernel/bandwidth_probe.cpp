@@ -8,6 +8,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "common/device_caches.hpp"
 #include "common/probe_support.hpp"
 #include "kernel/kernel_probes.hpp"
@@ -112,18 +113,12 @@ class BandwidthProbe final : public Probe {
                     const std::string name = fmt::format("{}_{}_v{}", name_of(access), pattern, w);
                     cl::Kernel k(program, name.c_str());
                     if (access == Access::read) {
-                        k.setArg(0, a);
-                        k.setArg(1, sums);
-                        k.setArg(2, per_item);
+                        set_args(k, a, sums, per_item);
                     } else if (access == Access::write) {
                         seed += 1;
-                        k.setArg(0, b);
-                        k.setArg(1, per_item);
-                        k.setArg(2, seed);
+                        set_args(k, b, per_item, seed);
                     } else {
-                        k.setArg(0, a);
-                        k.setArg(1, b);
-                        k.setArg(2, per_item);
+                        set_args(k, a, b, per_item);
                         // An earlier copy left the right answer in b: poison it, so a copy that
                         // skips data cannot pass on its predecessor's output.
                         q.enqueueFillBuffer(b, -1.0f, 0, bytes);

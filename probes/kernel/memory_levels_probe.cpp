@@ -12,10 +12,12 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "common/device_caches.hpp"
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
 #include "core/memory_roofs.hpp"
+#include "core/stats.hpp"
 #include "core/stop_points.hpp"
 #include "core/topology_facts.hpp"
 #include "kernel/kernel_probes.hpp"
@@ -141,10 +143,7 @@ Variant make_variant(DeviceSession& s, const Plan& p, std::size_t size_index, Sh
     v.items = p.groups * v.local;
     v.repeats = static_cast<cl_uint>((p.stream_bytes + v.bytes - 1) / v.bytes);
     v.kernel = s.kernels().kernel(kernel_file, shape == chunked ? "levels_chunked" : "levels_interleaved");
-    v.kernel.setArg(0, in);
-    v.kernel.setArg(1, out);
-    v.kernel.setArg(2, static_cast<cl_uint>(v.bytes / vector_bytes / v.items));
-    v.kernel.setArg(3, v.repeats);
+    set_args(v.kernel, in, out, static_cast<cl_uint>(v.bytes / vector_bytes / v.items), v.repeats);
     return v;
 }
 
@@ -215,21 +214,6 @@ SamplerConfig levels_sampler_for(RunMode mode) {
     c.samples = mode == RunMode::quick ? 3 : mode == RunMode::full ? 11 : 5;
     c.budget_seconds = mode == RunMode::quick ? 0.06 : mode == RunMode::full ? 1.5 : 0.15;
     return c;
-}
-
-// The samples' relative spread for the plateau band: 1.4826 x the median absolute deviation over
-// the median, which is the cv for normal noise, but a sample that another process slowed (or one
-// quiet moment on a loaded host) does not widen the band until two levels merge.
-double robust_cv(std::vector<double> samples) {
-    if (samples.empty()) return 0;
-    std::sort(samples.begin(), samples.end());
-    const double median = samples[samples.size() / 2];
-    std::vector<double> deviations;
-    for (double s : samples)
-        deviations.push_back(std::fabs(s - median));
-    std::sort(deviations.begin(), deviations.end());
-    const double cv = 1.4826 * deviations[deviations.size() / 2] / median;
-    return std::isfinite(cv) ? cv : 0;
 }
 
 std::string capacities_text(const std::vector<CacheCapacity>& caches) {
@@ -303,6 +287,7 @@ class MemoryLevelsProbe final : public Probe {
             m.note =
                 fmt::format("{} pattern ({} reads per launch); shape choice: chunked {:.1f}, interleaved {:.1f} GB/s",
                             name_of(v.shape), v.repeats, c.gb_per_s[chunked], c.gb_per_s[interleaved]);
+            // A robust spread: one sample another process slowed does not widen the plateau band.
             facts.curve.push_back({v.bytes, m.summary.median, robust_cv(m.samples)});
             samples.push_back(m.samples);
             out.measurements.push_back(std::move(m));

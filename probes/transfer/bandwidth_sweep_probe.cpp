@@ -15,6 +15,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
 #include "transfer/transfer_probes.hpp"
@@ -30,29 +31,19 @@ enum class Path { pageable, pinned, map, zero_copy, kernel_copy, device };
 enum class Direction { h2d, d2h, d2d };
 
 const char* name_of(Path p) {
-    switch (p) {
-        case Path::pageable:
-            return "pageable";
-        case Path::pinned:
-            return "pinned";
-        case Path::map:
-            return "map";
-        case Path::zero_copy:
-            return "use_host_ptr";
-        case Path::kernel_copy:
-            return "kernel_copy";
-        default:
-            return "copy_buffer";
-    }
+    // Path's order; a zero-copy path hands the driver the host's pointer (CL_MEM_USE_HOST_PTR).
+    constexpr const char* names[] = {"pageable", "pinned", "map", "use_host_ptr", "kernel_copy", "copy_buffer"};
+    return names[static_cast<std::size_t>(p)];
 }
 const char* name_of(Direction d) {
     return d == Direction::h2d ? "h2d" : d == Direction::d2h ? "d2h" : "d2d";
 }
 
-// The metric ids: pageable memory on one side, driver-allocated (pinned) memory on the
-// other (the staging buffer, or the region a map hands out); zero-copy moves nothing and gets its
-// own metric, so it never inflates a copy's headline; the kernel copy has its own as well, so the
-// driver's copies and a kernel's stay comparable side by side (as nvbandwidth's CE and SM copies).
+// The metric ids (docs/report-schema.md): pageable memory on one side, driver-allocated (pinned)
+// memory on the other (the staging buffer, or the region a map hands out); zero-copy moves nothing
+// and gets its own metric, so it never inflates a copy's headline; the kernel copy has its own as
+// well, so the driver's copies and a kernel's stay comparable side by side (as nvbandwidth's CE
+// and SM copies).
 std::string metric_of(Direction d, Path p) {
     if (d == Direction::d2d) return "transfer.d2d.bandwidth";
     const char* kind = p == Path::pageable      ? "pageable"
@@ -153,10 +144,7 @@ CopyLaunch copy_launch(CopyKernel kind, std::uint64_t bytes, const DeviceInfo& i
 // A copy kernel with its arguments bound: `from` -> `to`, the first `bytes` bytes.
 cl::Kernel copy_kernel(DeviceSession& s, CopyKernel kind, cl::Buffer& from, cl::Buffer& to, const CopyLaunch& l) {
     cl::Kernel k = s.kernels().kernel("transfer/copy.cl", name_of(kind));
-    k.setArg(0, from);
-    k.setArg(1, to);
-    k.setArg(2, l.count);
-    k.setArg(3, l.per_item);
+    set_args(k, from, to, l.count, l.per_item);
     return k;
 }
 

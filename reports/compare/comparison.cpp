@@ -6,7 +6,6 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <random>
 
 #include "compare/metric_key.hpp"
 #include "core/stats.hpp"
@@ -228,49 +227,9 @@ void one_sided(const std::vector<Item>& a, const std::vector<Item>& b, std::vect
 }  // namespace
 
 std::string_view to_string(Verdict v) {
-    switch (v) {
-        case Verdict::faster:
-            return "faster";
-        case Verdict::slower:
-            return "slower";
-        case Verdict::within_noise:
-            return "within_noise";
-        case Verdict::changed:
-            return "changed";
-        case Verdict::same:
-            return "same";
-        case Verdict::only_in_a:
-            return "only_in_a";
-        default:
-            return "only_in_b";
-    }
-}
-
-std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
-                                                   int resamples, unsigned seed) {
-    if (a.empty() || b.empty()) return {1, 1};
-    // A fixed seed: the same two reports always give the same verdicts.
-    std::mt19937_64 rng(seed);
-    std::uniform_int_distribution<std::size_t> pick_a(0, a.size() - 1), pick_b(0, b.size() - 1);
-    std::vector<double> ratios;
-    ratios.reserve(static_cast<std::size_t>(resamples));
-    std::vector<double> ra(a.size()), rb(b.size());
-    for (int i = 0; i < resamples; ++i) {
-        for (auto& x : ra)
-            x = a[pick_a(rng)];
-        for (auto& x : rb)
-            x = b[pick_b(rng)];
-        const double ma = median_of(ra);
-        if (ma > 0) ratios.push_back(median_of(rb) / ma);
-    }
-    if (ratios.empty()) return {1, 1};
-    std::sort(ratios.begin(), ratios.end());
-    auto at = [&](double q) {
-        const auto i = static_cast<std::size_t>(
-            std::clamp(q * static_cast<double>(ratios.size() - 1), 0.0, static_cast<double>(ratios.size() - 1)));
-        return ratios[i];
-    };
-    return {at(0.025), at(0.975)};
+    constexpr std::string_view names[] = {"faster", "slower",    "within_noise", "changed",
+                                          "same",   "only_in_a", "only_in_b"};  // Verdict's order
+    return names[static_cast<std::size_t>(v)];
 }
 
 int Comparison::count(Verdict v) const {

@@ -73,8 +73,4 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
 // reports.
 std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, const Provenance& b);
 
-// The bootstrap interval alone, for tests: percentile interval of median(b*) / median(a*).
-std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
-                                                   int resamples, unsigned seed = 12345);
-
 }  // namespace clprobe

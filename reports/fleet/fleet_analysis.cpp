@@ -13,9 +13,6 @@ namespace clprobe {
 
 namespace {
 
-// MAD times this estimates the standard deviation of normally distributed values.
-constexpr double mad_scale = 1.4826;
-
 // The largest group of reports of one device is the fleet; the others are listed, not mixed in.
 std::vector<NodeSummary> pick_fleet(std::vector<NodeSummary> nodes, std::vector<UnpairedReport>& unpaired,
                                     std::string& device) {
@@ -65,14 +62,14 @@ FleetMetric analyze_metric(const std::string& metric, const std::vector<Point>& 
         values.push_back(p.figure->median);
     m.median = median_of(values);
     m.mad = median_absolute_deviation(values, m.median);
-    m.spread = m.median > 0 ? mad_scale * m.mad / m.median : 0;
+    m.spread = m.median > 0 ? mad_to_stddev * m.mad / m.median : 0;
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
     m.min = *lo;
     m.max = *hi;
     if (points.size() < opt.min_nodes || m.median <= 0) return m;
     // The fleet's robust spread, floored so that identical nodes do not make every small
     // difference an outlier, widened by the node's own noise so a noisy node is not one.
-    const double fleet_part = std::max(opt.mad_k * mad_scale * m.mad, opt.min_relative_band * m.median);
+    const double fleet_part = std::max(opt.mad_k * mad_to_stddev * m.mad, opt.min_relative_band * m.median);
     for (const auto& p : points) {
         const double half = fleet_part + opt.cv_k * p.figure->cv * m.median;
         if (std::fabs(p.figure->median - m.median) > half) m.outliers.push_back(outlier_of(m, p, half));
@@ -150,15 +147,6 @@ std::vector<PartialFinding> partial_findings(const std::vector<NodeSummary>& nod
 }
 
 }  // namespace
-
-double median_absolute_deviation(const std::vector<double>& values, double median) {
-    if (values.empty()) return 0;
-    std::vector<double> d;
-    d.reserve(values.size());
-    for (const double v : values)
-        d.push_back(std::fabs(v - median));
-    return median_of(std::move(d));
-}
 
 std::size_t FleetAnalysis::worse_outliers() const {
     return static_cast<std::size_t>(

@@ -80,7 +80,4 @@ struct FleetAnalysis {
 FleetAnalysis analyze_fleet(std::vector<NodeSummary> nodes, std::vector<UnpairedReport> unpaired,
                             const FleetOptions& options = {});
 
-// The median absolute deviation around `median`, for tests.
-double median_absolute_deviation(const std::vector<double>& values, double median);
-
 }  // namespace clprobe

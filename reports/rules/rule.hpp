@@ -25,11 +25,13 @@ struct Rule {
     std::function<RuleOutcome(const RunReport&)> evaluate;
 };
 
-// How sure a comparison "a is better than b by ratio" is, from the two measurements' spread:
-// 0 when the gap is inside the noise, approaching 1 as the gap dwarfs it.
-double comparison_confidence(const Measurement& better, const Measurement& worse);
-// The relative noise of two measurements together: cv_a + cv_b, at least 1%.
-double relative_noise(const Measurement& a, const Measurement& b);
+// core/stats' comparison_confidence and relative_noise, on two measurements' summaries.
+inline double comparison_confidence(const Measurement& better, const Measurement& worse) {
+    return comparison_confidence(better.summary, worse.summary);
+}
+inline double relative_noise(const Measurement& a, const Measurement& b) {
+    return relative_noise(a.summary, b.summary);
+}
 
 
 // A comparison is a finding only when it is at least this confident: below, the measured gap

@@ -44,13 +44,6 @@ std::string seconds_text(double s) {
     return fmt::format("{:.3g} us", s * 1e6);
 }
 
-std::string bytes_text(double b) {
-    if (b >= double(1 << 30)) return fmt::format("{:.3g} GiB", b / double(1 << 30));
-    if (b >= double(1 << 20)) return fmt::format("{:.3g} MiB", b / double(1 << 20));
-    if (b >= double(1 << 10)) return fmt::format("{:.3g} KiB", b / double(1 << 10));
-    return fmt::format("{:.0f} B", b);
-}
-
 Evidence fact(std::string metric, double value, std::string unit, std::string expectation, Labels labels) {
     return {std::move(metric), std::move(labels), value, std::move(unit), std::move(expectation)};
 }

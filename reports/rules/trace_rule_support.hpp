@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "core/byte_size.hpp"  // bytes_text
 #include "core/trace_facts.hpp"
 #include "rules/rule.hpp"
 
@@ -23,7 +24,6 @@ std::function<RuleOutcome(const RunReport&)> over_facts_and_ceilings(FactsRule r
 
 Severity severity_for(double share);
 std::string seconds_text(double s);
-std::string bytes_text(double b);
 Evidence fact(std::string metric, double value, std::string unit, std::string expectation, Labels labels = {});
 // A finding whose gain is `saved` seconds of the program's measured wall time.
 Finding wall_share_finding(const TraceFacts& f, std::string id, std::string title, double saved, std::string basis);

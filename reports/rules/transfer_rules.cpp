@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/byte_size.hpp"
 #include "rules/pipeline.hpp"
 
 namespace clprobe {
@@ -46,12 +47,6 @@ bool shares_host_memory(const DeviceInfo& d) {
 
 std::string gb(double v) {
     return fmt::format("{:.3g} GB/s", v);
-}
-
-std::string bytes_text(double b) {
-    if (b >= 1 << 20) return fmt::format("{:.3g} MiB", b / (1 << 20));
-    if (b >= 1 << 10) return fmt::format("{:.3g} KiB", b / (1 << 10));
-    return fmt::format("{:.0f} B", b);
 }
 
 RuleOutcome pageable_slow(const RunReport& r) {

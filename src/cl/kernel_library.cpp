@@ -56,6 +56,17 @@ void build_or_throw(cl::Program& program, const cl::Device& device, const std::s
     if (!chatter.empty()) Log::debug("driver output while building {}:\n{}", file, chatter);
 }
 
+// A program built from either origin, timed from `start` (create and build).
+BuiltProgram built(cl::Program program, BuildOrigin origin, const std::string& options,
+                   std::chrono::steady_clock::time_point start) {
+    BuiltProgram out;
+    out.build_ms = ms_since(start);
+    out.program = std::move(program);
+    out.origin = origin;
+    out.options = options;
+    return out;
+}
+
 }  // namespace
 
 std::filesystem::path default_cache_dir() {
@@ -98,11 +109,7 @@ BuiltProgram KernelLibrary::build_from_source(const std::string& file, const std
     const auto start = std::chrono::steady_clock::now();
     cl::Program program(context_, source);
     build_or_throw(program, device_, file, options);
-    BuiltProgram out;
-    out.build_ms = ms_since(start);
-    out.program = std::move(program);
-    out.origin = BuildOrigin::source;
-    out.options = options;
+    BuiltProgram out = built(std::move(program), BuildOrigin::source, options, start);
     out.log = build_log(out.program, device_);
     return out;
 }
@@ -137,12 +144,7 @@ std::optional<BuiltProgram> KernelLibrary::build_from_binary_cache(const std::st
             std::vector<unsigned char>(content.begin() + static_cast<std::ptrdiff_t>(offset), content.end())};
         cl::Program program(context_, {device_}, binaries);
         build_or_throw(program, device_, file, options);
-        BuiltProgram out;
-        out.build_ms = ms_since(start);
-        out.program = std::move(program);
-        out.origin = BuildOrigin::binary_cache;
-        out.options = options;
-        return out;
+        return built(std::move(program), BuildOrigin::binary_cache, options, start);
     } catch (const ClError& e) {
         Log::debug("cached binary for {} rejected ({}); rebuilding from source", file, e.what());
         return std::nullopt;

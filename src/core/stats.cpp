@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -31,6 +32,64 @@ double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double median_absolute_deviation(const std::vector<double>& values, double center) {
+    std::vector<double> d;
+    d.reserve(values.size());
+    for (const double v : values)
+        d.push_back(std::fabs(v - center));
+    return median_of(std::move(d));
+}
+
+double robust_cv(std::vector<double> samples) {
+    if (samples.empty()) return 0;
+    const double median = upper_median(samples);
+    for (double& s : samples)
+        s = std::fabs(s - median);
+    const double cv = mad_to_stddev * upper_median(std::move(samples)) / median;
+    return std::isfinite(cv) ? cv : 0;
+}
+
+std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                                   int resamples, unsigned seed) {
+    if (a.empty() || b.empty()) return {1, 1};
+    // A fixed seed: the same two reports always give the same verdicts.
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<std::size_t> pick_a(0, a.size() - 1), pick_b(0, b.size() - 1);
+    std::vector<double> ratios;
+    ratios.reserve(static_cast<std::size_t>(std::max(resamples, 0)));
+    std::vector<double> ra(a.size()), rb(b.size());
+    for (int i = 0; i < resamples; ++i) {
+        for (auto& x : ra)
+            x = a[pick_a(rng)];
+        for (auto& x : rb)
+            x = b[pick_b(rng)];
+        const double ma = median_of(ra);
+        if (ma > 0) ratios.push_back(median_of(rb) / ma);
+    }
+    if (ratios.empty()) return {1, 1};
+    std::sort(ratios.begin(), ratios.end());
+    const auto at = [&](double q) {
+        const double last = static_cast<double>(ratios.size() - 1);
+        return ratios[static_cast<std::size_t>(std::clamp(q * last, 0.0, last))];
+    };
+    return {at(0.025), at(0.975)};
+}
+
+double relative_noise(const Summary& a, const Summary& b) {
+    // The floor keeps a handful of identical samples (cv 0) from making any gap look certain.
+    return std::max(0.01, a.cv + b.cv);
+}
+
+double comparison_confidence(const Summary& better, const Summary& worse) {
+    const double hi = std::max(better.median, worse.median);
+    const double lo = std::min(better.median, worse.median);
+    if (lo <= 0) return hi > 0 ? 1.0 : 0.0;
+    const double gap = hi / lo - 1.0;
+    const double noise = relative_noise(better, worse);
+    if (gap <= 2 * noise) return 0.0;
+    return std::clamp(1.0 - 2 * noise / gap, 0.0, 1.0);
 }
 
 std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n) {

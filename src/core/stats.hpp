@@ -1,5 +1,6 @@
 #pragma once
 // Pure statistics over a sample vector: no I/O, no OpenCL, unit-tested on exact vectors.
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <utility>
@@ -23,6 +24,41 @@ Summary summarize(std::span<const double> samples);
 
 // The median of `values` (the mean of the two middle ones for an even count); 0 when empty.
 double median_of(std::vector<double> values);
+
+// The upper median: the element at index n/2 once sorted, so always one of the values (for an
+// integer clock offset, or a launch time that must be a measured one); T{} when empty.
+template <class T>
+T upper_median(std::vector<T> values) {
+    if (values.empty()) return T{};
+    const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), mid, values.end());
+    return *mid;
+}
+
+// The factor that turns a median absolute deviation into a standard deviation for normal noise.
+inline constexpr double mad_to_stddev = 1.4826;
+
+// The median of |v - center| over `values` (median_of: the two middle ones averaged); 0 when empty.
+double median_absolute_deviation(const std::vector<double>& values, double center);
+
+// A relative spread that one slowed (or one unusually quiet) sample barely moves: 1.4826 x the
+// upper median of the absolute deviations from the upper median, over that median; equal to the
+// cv for normal noise. 0 when empty or when the median is 0.
+double robust_cv(std::vector<double> samples);
+
+// The 95% percentile-bootstrap interval of median(b*) / median(a*), resampling each vector with
+// replacement `resamples` times from a fixed seed (the same inputs always give the same interval).
+// {1, 1} when either is empty or no resample had a positive median of a.
+std::pair<double, double> bootstrap_ratio_interval(const std::vector<double>& a, const std::vector<double>& b,
+                                                   int resamples, unsigned seed = 12345);
+
+// The noise two summaries carry together: the sum of their cvs, at least 1%.
+double relative_noise(const Summary& a, const Summary& b);
+
+// How sure a gap between two medians is a real difference, in [0, 1]: 0 while the gap is within
+// twice the pair's relative_noise, rising towards 1 as the gap outgrows it. 1 when only one
+// median is positive.
+double comparison_confidence(const Summary& better, const Summary& worse);
 
 // The 0-based ranks {j, n-1-j} of the sorted samples that bound the 95% interval of the median.
 std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n);

@@ -21,7 +21,7 @@ struct RunReport;
 struct PcieLinkReading {
     std::optional<double> gt_per_s;  // per-lane transfer rate (2.5, 5, 8, 16, 32, 64)
     std::optional<int> width;        // lanes
-    std::optional<double> gb_per_s;  // theoretical bandwidth of this rate and width (src/topology/pcie_link.hpp)
+    std::optional<double> gb_per_s;  // theoretical bandwidth of this rate and width (src/core/pcie_link.hpp)
 };
 
 struct PcieLinkFacts {

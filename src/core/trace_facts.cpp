@@ -1,5 +1,7 @@
 #include "core/trace_facts.hpp"
 
+#include <iterator>
+
 #include "core/report.hpp"
 
 namespace clprobe {
@@ -7,21 +9,11 @@ namespace clprobe {
 using nlohmann::json;
 
 std::string_view to_string(AppStage stage) {
-    switch (stage) {
-        case AppStage::kernel:
-            return "kernel";
-        case AppStage::transfer:
-            return "transfer";
-        case AppStage::build:
-            return "build";
-        case AppStage::host_wait:
-            return "host_wait";
-        case AppStage::device_idle:
-            return "device_idle";
-        case AppStage::host_only:
-            return "host_only";
-    }
-    return "host_only";
+    constexpr std::string_view names[] = {"kernel",    "transfer",    "build",
+                                          "host_wait", "device_idle", "host_only"};  // AppStage's order
+    static_assert(std::size(names) == std::size(all_app_stages));
+    const auto i = static_cast<std::size_t>(stage);
+    return i < std::size(names) ? names[i] : names[std::size(names) - 1];
 }
 
 std::optional<AppStage> app_stage_from(std::string_view name) {

@@ -90,7 +90,7 @@ void format(const StagedCall& c, int thread, uint64_t seq, RecordLine& line) {
         return;
     }
     line.num(seq).num(c.t0).num(c.t1).num(static_cast<uint64_t>(thread)).handle(c.queue).word(c.name);
-    line.handle(c.kernel).num(c.bytes).num(c.blocking ? 1 : 0).word(host_memory_name(c.host));
+    line.handle(c.kernel).num(c.bytes).num(c.blocking ? 1 : 0).word(trace_format::host_memory_name(c.host));
     if (c.dims) {
         line.sizes(c.global, c.dims);
         if (c.local_auto)

@@ -162,6 +162,14 @@ HostMemory host_memory_of(const void* p) {
     return objects().host_memory(p);
 }
 
+// What every read or write between `mem` and the host pointer `ptr` records.
+void host_transfer(Enqueue& e, cl_mem mem, uint64_t bytes, cl_bool blocking, const void* ptr) {
+    e.call.mem = mem;
+    e.call.bytes = bytes;
+    e.call.blocking = blocking;
+    e.call.host = host_memory_of(ptr);
+}
+
 uint64_t image_bytes(cl_mem image, const size_t* region) {
     std::lock_guard lock(objects().mu);
     return region_product(region) * element_size_of(image);
@@ -274,10 +282,7 @@ cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blo
                                        void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
     Enqueue e(Command::read, q);
-    e.call.mem = b;
-    e.call.bytes = size;
-    e.call.blocking = blocking;
-    e.call.host = host_memory_of(ptr);
+    host_transfer(e, b, size, blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, slot);
     });
@@ -287,10 +292,7 @@ cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool bl
                                         const void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!recording()) return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
     Enqueue e(Command::write, q);
-    e.call.mem = b;
-    e.call.bytes = size;
-    e.call.blocking = blocking;
-    e.call.host = host_memory_of(ptr);
+    host_transfer(e, b, size, blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, slot);
     });
@@ -326,10 +328,7 @@ cl_int CL_API_CALL enqueue_read_buffer_rect(cl_command_queue q, cl_mem b, cl_boo
         return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait, ev);
     Enqueue e(Command::read_rect, q);
-    e.call.mem = b;
-    e.call.bytes = region_product(region);
-    e.call.blocking = blocking;
-    e.call.host = host_memory_of(ptr);
+    host_transfer(e, b, region_product(region), blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
@@ -347,10 +346,7 @@ cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem b, cl_bo
                                              buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
                                              ev);
     Enqueue e(Command::write_rect, q);
-    e.call.mem = b;
-    e.call.bytes = region_product(region);
-    e.call.blocking = blocking;
-    e.call.host = host_memory_of(ptr);
+    host_transfer(e, b, region_product(region), blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                              buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
@@ -445,10 +441,7 @@ cl_int CL_API_CALL enqueue_read_image(cl_command_queue q, cl_mem image, cl_bool 
         return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                        ev);
     Enqueue e(Command::read_image, q);
-    e.call.mem = image;
-    e.call.bytes = image_bytes(image, region);
-    e.call.blocking = blocking;
-    e.call.host = host_memory_of(ptr);
+    host_transfer(e, image, image_bytes(image, region), blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                        slot);
@@ -462,10 +455,7 @@ cl_int CL_API_CALL enqueue_write_image(cl_command_queue q, cl_mem image, cl_bool
         return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                         ev);
     Enqueue e(Command::write_image, q);
-    e.call.mem = image;
-    e.call.bytes = image_bytes(image, region);
-    e.call.blocking = blocking;
-    e.call.host = host_memory_of(ptr);
+    host_transfer(e, image, image_bytes(image, region), blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                         slot);

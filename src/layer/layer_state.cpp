@@ -40,20 +40,6 @@ int thread_id() {
     return id;
 }
 
-const char* host_memory_name(HostMemory kind) {
-    switch (kind) {
-        case HostMemory::pageable:
-            return "pageable";
-        case HostMemory::pinned:
-            return "pinned";
-        case HostMemory::svm:
-            return "svm";
-        case HostMemory::none:
-            break;
-    }
-    return "none";
-}
-
 HostMemory Objects::host_memory(const void* ptr) const {
     const auto p = reinterpret_cast<uintptr_t>(ptr);
     if (auto it = mapped.upper_bound(p); it != mapped.begin()) {

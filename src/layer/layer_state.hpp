@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "layer/trace_format.hpp"
 #include "layer/trace_writer.hpp"
 
 namespace clprobe::layer {
@@ -109,8 +110,7 @@ struct KernelInfo {
     std::vector<KernelArg> args;
 };
 
-enum class HostMemory { none, pageable, pinned, svm };
-const char* host_memory_name(HostMemory kind);
+using trace_format::HostMemory;
 
 struct SvmAllocation {
     uintptr_t base = 0;

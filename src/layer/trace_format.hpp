@@ -78,9 +78,31 @@
 //
 // Environment the layer reads:
 //   CLPROBE_TRACE_FILE   the file to create (truncated); without it the layer only forwards calls
+#include <cstddef>
+#include <iterator>
+#include <string_view>
+
 namespace clprobe::trace_format {
 
 inline constexpr int version = 1;
 inline constexpr const char* file_env = "CLPROBE_TRACE_FILE";
+
+// The E record's <host_memory>: the layer writes host_memory_name, the reader parses it back with
+// host_memory_of (an unknown word reads as none, so a newer layer's kinds stay readable).
+enum class HostMemory { none, pageable, pinned, svm };
+
+// The words, in HostMemory's order.
+inline constexpr std::string_view host_memory_words[] = {"none", "pageable", "pinned", "svm"};
+
+constexpr std::string_view host_memory_name(HostMemory kind) {
+    const auto i = static_cast<std::size_t>(kind);
+    return i < std::size(host_memory_words) ? host_memory_words[i] : host_memory_words[0];
+}
+
+constexpr HostMemory host_memory_of(std::string_view word) {
+    for (std::size_t i = 1; i < std::size(host_memory_words); ++i)
+        if (word == host_memory_words[i]) return static_cast<HostMemory>(i);
+    return HostMemory::none;
+}
 
 }  // namespace clprobe::trace_format

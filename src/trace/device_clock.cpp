@@ -2,19 +2,14 @@
 
 #include <algorithm>
 
+#include "core/stats.hpp"
+
 namespace clprobe {
 
 namespace {
 
 bool usable(const std::optional<DeviceTimes>& t) {
     return t && t->status == 0 && t->queued != 0 && t->start != 0 && t->end >= t->start;
-}
-
-std::int64_t median_of(std::vector<std::int64_t>& v) {
-    if (v.empty()) return 0;
-    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    return *mid;
 }
 
 }  // namespace
@@ -34,7 +29,7 @@ AlignedTimes align_device_times(const ProgramTrace& trace, std::uint64_t begin, 
     }
     std::vector<std::int64_t> offset(samples.size());
     for (std::size_t d = 0; d < samples.size(); ++d)
-        offset[d] = median_of(samples[d]);
+        offset[d] = upper_median(std::move(samples[d]));
 
     AlignedTimes out;
     out.spans.reserve(trace.commands.size());

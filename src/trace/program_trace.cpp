@@ -1,36 +1,16 @@
 #include "trace/program_trace.hpp"
 
 #include <array>
+#include <iterator>
 #include <utility>
 
 namespace clprobe {
 
 std::string_view to_string(CommandKind kind) {
-    switch (kind) {
-        case CommandKind::kernel:
-            return "kernel";
-        case CommandKind::write:
-            return "write";
-        case CommandKind::read:
-            return "read";
-        case CommandKind::copy:
-            return "copy";
-        case CommandKind::fill:
-            return "fill";
-        case CommandKind::map:
-            return "map";
-        case CommandKind::unmap:
-            return "unmap";
-        case CommandKind::svm:
-            return "svm";
-        case CommandKind::migrate:
-            return "migrate";
-        case CommandKind::sync:
-            return "sync";
-        case CommandKind::other:
-            return "other";
-    }
-    return "other";
+    constexpr std::string_view names[] = {"kernel", "write", "read",    "copy", "fill", "map",
+                                          "unmap",  "svm",   "migrate", "sync", "other"};  // CommandKind's order
+    const auto i = static_cast<std::size_t>(kind);
+    return i < std::size(names) ? names[i] : names[std::size(names) - 1];
 }
 
 CommandKind command_kind_of(std::string_view command) {
@@ -66,20 +46,6 @@ CommandKind command_kind_of(std::string_view command) {
 
 bool is_transfer(CommandKind kind) {
     return kind == CommandKind::write || kind == CommandKind::read || kind == CommandKind::map;
-}
-
-std::string_view to_string(HostMemory memory) {
-    switch (memory) {
-        case HostMemory::none:
-            return "none";
-        case HostMemory::pageable:
-            return "pageable";
-        case HostMemory::pinned:
-            return "pinned";
-        case HostMemory::svm:
-            return "svm";
-    }
-    return "none";
 }
 
 std::string_view ProgramTrace::kernel_name(const TracedCommand& c) const {

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "layer/trace_format.hpp"
+
 namespace clprobe {
 
 enum class CommandKind {
@@ -34,8 +36,11 @@ CommandKind command_kind_of(std::string_view command);
 // transfer stage and the transfer rules count.
 bool is_transfer(CommandKind kind);
 
-enum class HostMemory { none, pageable, pinned, svm };
-std::string_view to_string(HostMemory memory);
+// The trace format's own enum: one list of host memory kinds for the layer and the reader.
+using trace_format::HostMemory;
+inline std::string_view to_string(HostMemory memory) {
+    return trace_format::host_memory_name(memory);
+}
 
 struct DeviceTimes {
     std::uint64_t queued = 0, submit = 0, start = 0, end = 0;  // the device's clock, ns

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/stats.hpp"
 #include "trace/app_measurements.hpp"
 #include "trace/device_clock.hpp"
 #include "trace/trace_patterns.hpp"
@@ -102,13 +103,6 @@ void time_stages(const ProgramTrace& trace, const AlignedTimes& aligned, const C
     facts.overlap = {s.kernel_union, s.transfer_union, s.both, static_cast<std::uint32_t>(queues.size())};
 }
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    return *mid;
-}
-
 // Per kernel name: launches, device time, the bytes of its buffer arguments.
 std::vector<KernelFacts> kernel_facts(const ProgramTrace& trace, const AlignedTimes& aligned,
                                       std::vector<std::vector<double>>& launch_seconds) {
@@ -129,7 +123,7 @@ std::vector<KernelFacts> kernel_facts(const ProgramTrace& trace, const AlignedTi
         launch_seconds[static_cast<std::size_t>(c.kernel)].push_back(d);
     }
     for (std::size_t i = 0; i < out.size(); ++i)
-        out[i].median_launch_seconds = median_of(launch_seconds[i]);
+        out[i].median_launch_seconds = upper_median(launch_seconds[i]);  // a copy: the samples are recorded later
     return out;
 }
 

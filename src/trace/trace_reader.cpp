@@ -59,13 +59,6 @@ std::uint64_t items_of(std::string_view s) {
     }
 }
 
-HostMemory host_memory_of(std::string_view s) {
-    if (s == "pageable") return HostMemory::pageable;
-    if (s == "pinned") return HostMemory::pinned;
-    if (s == "svm") return HostMemory::svm;
-    return HostMemory::none;
-}
-
 class Reader {
   public:
     void line(std::string_view text) {
@@ -228,7 +221,7 @@ class Reader {
         }
         c.bytes = unsigned_of(f.at[8]);
         c.blocking = f.at[9] == "1";
-        c.host_memory = host_memory_of(f.at[10]);
+        c.host_memory = trace_format::host_memory_of(f.at[10]);
         c.global = f.at[11];
         c.local = f.at[12];
         c.global_items = items_of(c.global);

@@ -52,18 +52,6 @@ std::uint64_t bytes_of(std::initializer_list<const cl::Buffer*> buffers) {
     return sum;
 }
 
-void check_samples(const ProbeResult& r) {
-    for (const auto& m : r.measurements) {
-        INFO(m.metric << " " << labels_to_string(m.labels));
-        REQUIRE_FALSE(m.samples.empty());
-        for (double s : m.samples) {
-            CHECK(std::isfinite(s));
-            // Errors and padding fractions can be exactly zero; times, rates and sizes are positive.
-            if (m.unit != "relative" && m.unit != "fraction") CHECK(s > 0);
-        }
-    }
-}
-
 }  // namespace
 
 TEST_CASE("fused tiles: row blocks on CPU devices, never when that kernel does not build", "[attention]") {
@@ -143,7 +131,7 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         const ProbeResult r = run_tiny(*probe, s);
         INFO(r.reason);
         REQUIRE(r.status == ProbeStatus::ok);
-        check_samples(r);
+        test::check_samples(r);
         const auto* unfused = find_measurement(r, "attention.prefill.time", {{"variant", "unfused"}});
         REQUIRE(unfused != nullptr);
         CHECK(unfused->labels.at("seq") == "77");
@@ -177,7 +165,7 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         const ProbeResult r = run_tiny(*probe, s, tiny_shape(128));
         INFO(r.reason);
         REQUIRE(r.status == ProbeStatus::ok);
-        check_samples(r);
+        test::check_samples(r);
         for (const char* precision : {"fp32", "int8"})
             for (const char* split : {"single", "split"})
                 CHECK(find_measurement(r, "attention.decode.bandwidth",
@@ -201,7 +189,7 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
             CHECK_THAT(h.reason, Catch::Contains("fp16"));
         } else {
             REQUIRE(h.status == ProbeStatus::ok);
-            check_samples(h);
+            test::check_samples(h);
         }
     }
     SECTION("batching: three strategies, padding fractions ordered") {
@@ -209,7 +197,7 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         const ProbeResult r = run_tiny(*probe, s, tiny_shape(64, true));
         INFO(r.reason);
         REQUIRE(r.status == ProbeStatus::ok);
-        check_samples(r);
+        test::check_samples(r);
         auto waste = [&](const char* st) {
             return find_measurement(r, "attention.batching.padding_fraction", {{"strategy", st}})->summary.median;
         };
@@ -224,7 +212,7 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         INFO(r.reason);
 #ifdef CLPROBE_HAVE_OPENBLAS
         REQUIRE(r.status == ProbeStatus::ok);
-        check_samples(r);
+        test::check_samples(r);
         CHECK(find_measurement(r, "attention.host_blas.prefill.time") != nullptr);
 #else
         CHECK(r.status == ProbeStatus::unsupported);
@@ -236,7 +224,7 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
         const ProbeResult r = run_tiny(*probe, s);
         INFO(r.reason);
         REQUIRE(r.status == ProbeStatus::ok);
-        check_samples(r);
+        test::check_samples(r);
         const auto& first = r.measurements.front();
         CHECK(first.metric == "attention.pipeline.stage_time");
         CHECK(first.labels.at("variant") == "baseline");

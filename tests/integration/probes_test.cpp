@@ -14,20 +14,6 @@ using namespace clprobe;
 
 namespace {
 
-void check_samples(const ProbeResult& r) {
-    for (const auto& m : r.measurements) {
-        INFO(m.metric << " " << labels_to_string(m.labels));
-        REQUIRE_FALSE(m.samples.empty());
-        for (double s : m.samples) {
-            CHECK(std::isfinite(s));
-            CHECK(s > 0);
-        }
-        CHECK(m.summary.n == m.samples.size());
-        CHECK(m.summary.min <= m.summary.median);
-        CHECK(m.summary.median <= m.summary.max);
-    }
-}
-
 std::size_t count(const ProbeResult& r, const std::string& metric) {
     std::size_t n = 0;
     for (const auto& m : r.measurements)
@@ -50,7 +36,7 @@ TEST_CASE("kernel.bandwidth measures 12 verified variants and a peak", "[probes]
     // The peak is the best variant's median, not something larger.
     for (const auto& m : r.measurements)
         CHECK(m.summary.median <= peak->summary.median);
-    check_samples(r);
+    test::check_samples(r);
     CHECK(r.attributes.at("buffer_bytes").get<std::uint64_t>() >= (64u << 20));
 }
 
@@ -68,7 +54,7 @@ TEST_CASE("kernel.compute.fp32 measures every vector width and chain count, and 
     // The headline names the winning shape, and the attribute its kernel.
     CHECK_THAT(peak->note, Catch::Contains("chains="));
     CHECK_THAT(r.attributes.at("peak_kernel").get<std::string>(), Catch::StartsWith("fma_v"));
-    check_samples(r);
+    test::check_samples(r);
 }
 
 TEST_CASE("kernel.compute.fp64 and fp16 end Ok, or Unsupported with a reason", "[probes]") {
@@ -81,7 +67,7 @@ TEST_CASE("kernel.compute.fp64 and fp16 end Ok, or Unsupported with a reason", "
             CHECK(r.measurements.empty());
         } else {
             REQUIRE(r.status == ProbeStatus::ok);
-            check_samples(r);
+            test::check_samples(r);
         }
     }
     // PoCL's CPU device does double precision: there, fp64 must be measured.
@@ -109,7 +95,7 @@ TEST_CASE("kernel.host_gemm measures sgemm and dgemm on a CPU device, and only t
     CHECK(count(r, "kernel.host_gemm.gflops") == 2);
     for (const char* precision : {"fp32", "fp64"})
         CHECK(find_measurement(r, "kernel.host_gemm.gflops", {{"precision", precision}}) != nullptr);
-    check_samples(r);
+    test::check_samples(r);
 }
 
 TEST_CASE("kernel.launch measures round trip, back-to-back and enqueue-to-start latency", "[probes]") {
@@ -123,7 +109,7 @@ TEST_CASE("kernel.launch measures round trip, back-to-back and enqueue-to-start 
         CHECK(find_measurement(r, "kernel.launch.latency", {{"kind", "enqueue_to_start"}}) != nullptr);
     for (const auto& m : r.measurements)
         CHECK_FALSE(m.higher_is_better);
-    check_samples(r);
+    test::check_samples(r);
 }
 
 TEST_CASE("kernel.build measures cold, driver-cached and binary-cached builds", "[probes]") {
@@ -133,7 +119,7 @@ TEST_CASE("kernel.build measures cold, driver-cached and binary-cached builds", 
     REQUIRE(r.status == ProbeStatus::ok);
     CHECK(find_measurement(r, "kernel.build.time", {{"path", "cold"}}) != nullptr);
     CHECK(find_measurement(r, "kernel.build.time", {{"path", "driver_cache"}}) != nullptr);
-    check_samples(r);
+    test::check_samples(r);
 }
 
 TEST_CASE("a compute kernel that gets the arithmetic wrong fails verification", "[probes][verification]") {
@@ -167,7 +153,7 @@ TEST_CASE("kernel.memory_levels measures a verified curve and its roofs", "[prob
     const ProbeResult r = test::run_quick(*probe, test::shared_session());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    check_samples(r);
+    test::check_samples(r);
     const auto facts = memory_roof_facts_of({r});
     REQUIRE(facts.has_value());
     // One point per working set, doubling up to at least 64 MiB.

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -80,6 +81,24 @@ ProbeResult run_quick(Probe& probe, DeviceSession& session) {
     std::vector<ProbeResult> earlier;
     ProbeContext ctx{&session, options, earlier, nullptr};
     return run_probe(probe, ctx);
+}
+
+void check_samples(const ProbeResult& r, ZeroSamples zero) {
+    for (const auto& m : r.measurements) {
+        INFO(r.id << ": " << m.metric << " " << labels_to_string(m.labels));
+        REQUIRE_FALSE(m.samples.empty());
+        const bool may_be_zero = zero == ZeroSamples::allowed || m.unit == "fraction" || m.unit == "relative";
+        for (double s : m.samples) {
+            CHECK(std::isfinite(s));
+            if (may_be_zero)
+                CHECK(s >= 0);
+            else
+                CHECK(s > 0);
+        }
+        CHECK(m.summary.n == m.samples.size());
+        CHECK(m.summary.min <= m.summary.median);
+        CHECK(m.summary.median <= m.summary.max);
+    }
 }
 
 }  // namespace clprobe::test

@@ -22,4 +22,12 @@ std::filesystem::path patched_kernel_dir(const std::string& file, const std::str
 // Runs a probe in quick mode on `session`, the way `diagnose --quick` would.
 ProbeResult run_quick(Probe& probe, DeviceSession& session);
 
+// Which measured samples may be exactly zero: none but fractions and relative errors (a padding
+// share, an overlap that hid nothing, an exact result), or any (host facts: no swap in use).
+enum class ZeroSamples { fractions_only, allowed };
+
+// Every measurement of `r` has finite samples, positive unless `zero` allows otherwise, and a
+// summary of exactly those samples (n, and min <= median <= max).
+void check_samples(const ProbeResult& r, ZeroSamples zero = ZeroSamples::fractions_only);
+
 }  // namespace clprobe::test

@@ -30,18 +30,6 @@ RunOptions small_sweep() {
     return o;
 }
 
-void check_samples(const ProbeResult& r) {
-    for (const auto& m : r.measurements) {
-        INFO(m.metric << " " << labels_to_string(m.labels));
-        REQUIRE_FALSE(m.samples.empty());
-        for (double s : m.samples) {
-            CHECK(std::isfinite(s));
-            CHECK(s >= 0);
-        }
-        CHECK(m.summary.n == m.samples.size());
-    }
-}
-
 const Measurement* headline(const ProbeResult& r, const std::string& metric) {
     for (const auto& m : r.measurements)
         if (m.metric == metric && m.labels.empty()) return &m;
@@ -55,7 +43,7 @@ TEST_CASE("transfer.bandwidth runs every path and direction at every size, verif
     const ProbeResult r = run_with(*probe, test::shared_session(), small_sweep());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    check_samples(r);
+    test::check_samples(r);
     CHECK(r.attributes.at("skipped_sizes").empty());
     const std::vector<std::string> sizes{"4096", "131072", "1048576"};
     struct Expected {
@@ -155,7 +143,7 @@ TEST_CASE("transfer.latency measures small transfers and the host-side cost", "[
     const ProbeResult r = test::run_quick(*probe, test::shared_session());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    check_samples(r);
+    test::check_samples(r);
     for (const char* path : {"pageable", "pinned"}) {
         CHECK(find_measurement(r, "transfer.h2d.latency", {{"path", path}}) != nullptr);
         CHECK(find_measurement(r, "transfer.d2h.latency", {{"path", path}}) != nullptr);
@@ -172,7 +160,7 @@ TEST_CASE("transfer.overlap times the stand-in pipeline serially and overlapped"
     const ProbeResult r = test::run_quick(*probe, test::shared_session());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    check_samples(r);
+    test::check_samples(r);
     // The serial variant comes first: it is the pipeline's baseline.
     std::vector<std::string> stages;
     for (const auto& m : r.measurements)
@@ -200,7 +188,7 @@ TEST_CASE("transfer.numa ends Ok, or Unsupported on a single-node host", "[trans
         CHECK(r.measurements.empty());
     } else {
         REQUIRE(r.status == ProbeStatus::ok);
-        check_samples(r);
+        test::check_samples(r);
         CHECK(find_measurement(r, "transfer.numa.h2d.bandwidth") != nullptr);
     }
 }

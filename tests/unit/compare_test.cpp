@@ -142,16 +142,6 @@ TEST_CASE("compare: findings present in one report only", "[compare]") {
     CHECK(c.findings_only_in_b[0].id == "kernel.compute.vector_width");
 }
 
-TEST_CASE("compare: the bootstrap interval is deterministic and contains the ratio of medians", "[compare]") {
-    const std::vector<double> a{9, 10, 11, 10, 10}, b{19, 20, 21, 20, 20};
-    const auto i1 = bootstrap_ratio_interval(a, b, 500);
-    const auto i2 = bootstrap_ratio_interval(a, b, 500);
-    CHECK(i1 == i2);
-    CHECK(i1.first <= 2.0);
-    CHECK(i1.second >= 2.0);
-    CHECK(i1.first > 1.6);
-}
-
 TEST_CASE("compare: trust notes present in one report only, matched by id", "[compare][trust]") {
     auto a = report_with({});
     auto b = report_with({});

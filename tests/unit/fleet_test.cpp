@@ -211,12 +211,6 @@ TEST_CASE("fleet: a better node is an outlier but not a worse one", "[fleet]") {
     CHECK(f.worse_outliers() == 0);
 }
 
-TEST_CASE("fleet: median absolute deviation", "[fleet]") {
-    CHECK(median_absolute_deviation({1, 2, 3, 4, 100}, 3) == Approx(1));
-    CHECK(median_absolute_deviation({5, 5, 5}, 5) == 0);
-    CHECK(median_absolute_deviation({}, 0) == 0);
-}
-
 TEST_CASE("fleet: the node environment read from the system and topology probes", "[fleet]") {
     NodeSpec spec;
     spec.host = "n1";

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -187,4 +188,55 @@ TEST_CASE("median interval: binomial order statistics, never outside the samples
     CHECK(s.ci95_high == 15);
     CHECK(s.ci95_low <= s.median);
     CHECK(s.ci95_high >= s.median);
+}
+
+TEST_CASE("upper_median: the element at n/2 once sorted, of any type", "[stats]") {
+    CHECK(clprobe::upper_median(std::vector<double>{4, 1, 3, 2}) == 3);  // not 2.5: always a sample
+    CHECK(clprobe::upper_median(std::vector<std::int64_t>{5, -1, 7}) == 5);
+    CHECK(clprobe::upper_median(std::vector<std::int64_t>{}) == 0);
+}
+
+TEST_CASE("median_absolute_deviation: around the given center, middle pair averaged", "[stats]") {
+    CHECK(clprobe::median_absolute_deviation({1, 2, 3, 4, 100}, 3) == Approx(1));
+    CHECK(clprobe::median_absolute_deviation({1, 2, 3, 4}, 2) == Approx(1));  // |d| = 1 0 1 2
+    CHECK(clprobe::median_absolute_deviation({5, 5, 5}, 5) == 0);
+    CHECK(clprobe::median_absolute_deviation({}, 0) == 0);
+}
+
+TEST_CASE("robust_cv: one far sample barely moves it", "[stats]") {
+    // Upper median 10; deviations 2 1 0 1 90, their upper median 1.
+    CHECK(clprobe::robust_cv({8, 9, 10, 11, 100}) == Approx(0.14826));
+    CHECK(clprobe::robust_cv({1, 2, 3, 4}) == Approx(1.4826 / 3));
+    CHECK(clprobe::robust_cv({7, 7, 7}) == 0);
+    CHECK(clprobe::robust_cv({0, 0, 1}) == 0);  // median 0: no relative spread, not inf
+    CHECK(clprobe::robust_cv({}) == 0);
+}
+
+TEST_CASE("bootstrap_ratio_interval: deterministic and around the ratio of medians", "[stats]") {
+    const std::vector<double> a{9, 10, 11, 10, 10}, b{19, 20, 21, 20, 20};
+    const auto i1 = clprobe::bootstrap_ratio_interval(a, b, 500);
+    const auto i2 = clprobe::bootstrap_ratio_interval(a, b, 500);
+    CHECK(i1 == i2);
+    CHECK(i1.first <= 2.0);
+    CHECK(i1.second >= 2.0);
+    CHECK(i1.first > 1.6);
+    CHECK(clprobe::bootstrap_ratio_interval({}, b, 500) == std::pair<double, double>{1, 1});
+    CHECK(clprobe::bootstrap_ratio_interval({0, 0}, b, 500) == std::pair<double, double>{1, 1});
+}
+
+TEST_CASE("comparison_confidence: zero inside twice the noise, rising past it", "[stats]") {
+    Summary better, worse;
+    better.median = 110;
+    worse.median = 100;
+    better.cv = worse.cv = 0.01;
+    CHECK(clprobe::relative_noise(better, worse) == Approx(0.02));
+    CHECK(clprobe::comparison_confidence(better, worse) == Approx(1 - 0.04 / 0.1));
+    better.cv = worse.cv = 0.05;  // a 10% gap, noise 10%: within twice the noise
+    CHECK(clprobe::comparison_confidence(better, worse) == 0);
+    better.cv = worse.cv = 0;  // the 1% floor
+    CHECK(clprobe::relative_noise(better, worse) == Approx(0.01));
+    worse.median = 0;
+    CHECK(clprobe::comparison_confidence(better, worse) == 1);
+    better.median = 0;
+    CHECK(clprobe::comparison_confidence(better, worse) == 0);
 }

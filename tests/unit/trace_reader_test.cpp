@@ -120,3 +120,12 @@ TEST_CASE("trace reader: commands written out of order by threads come back in s
     CHECK(t.commands[0].kind == CommandKind::read);
     CHECK(t.commands[1].host_memory == HostMemory::pinned);
 }
+
+TEST_CASE("trace format: the host memory words the layer writes read back as the same kind", "[trace]") {
+    namespace tf = clprobe::trace_format;
+    for (const auto kind :
+         {tf::HostMemory::none, tf::HostMemory::pageable, tf::HostMemory::pinned, tf::HostMemory::svm})
+        CHECK(tf::host_memory_of(tf::host_memory_name(kind)) == kind);
+    CHECK(tf::host_memory_name(tf::HostMemory::pinned) == "pinned");
+    CHECK(tf::host_memory_of("unified") == tf::HostMemory::none);  // a newer layer's word
+}
