@@ -33,7 +33,6 @@ inline double relative_noise(const Measurement& a, const Measurement& b) {
     return relative_noise(a.summary, b.summary);
 }
 
-
 // A comparison is a finding only when it is at least this confident: below, the measured gap
 // could be noise and the report must not claim it.
 inline constexpr double min_confidence = 0.5;
