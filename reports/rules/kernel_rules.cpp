@@ -21,22 +21,22 @@ constexpr double sync_ratio = 3.0;
 constexpr double slow_build_ms = 500.0;
 constexpr double cache_speedup = 5.0;
 
-RuleOutcome access_pattern(const RunReport& r) {
+RuleOutcome access_pattern(const RunReport& r, const RuleSpec& rule) {
     const auto* inter = best_median(find_measurements(r, "kernel.bandwidth", {{"pattern", "interleaved"}}));
     const auto* chunk = best_median(find_measurements(r, "kernel.bandwidth", {{"pattern", "chunked"}}));
-    if (!inter || !chunk) return RuleOutcome::missing("needs kernel.bandwidth for both access patterns");
+    if (!inter || !chunk) return rule.missing();
     const bool chunked_wins = chunk->summary.median > inter->summary.median;
     const Measurement& fast = chunked_wins ? *chunk : *inter;
     const Measurement& slow = chunked_wins ? *inter : *chunk;
     const auto gap = significant_gap(fast, slow, layout_ratio);
     if (!gap) return RuleOutcome::none();
 
-    Finding f = comparison_finding("kernel.bandwidth.access_pattern", "kernel", Severity::medium,
-                                   fmt::format("The {} access pattern moves {:.1f}x the data of the {} one",
-                                               label_of(fast, "pattern"), gap->ratio, label_of(slow, "pattern")),
-                                   fast, "the best pattern on this device", slow,
-                                   fmt::format("reaches {:.0f}% of the best", 100 / gap->ratio), *gap,
-                                   "time saved by a memory-bound kernel written in the slower pattern");
+    Finding f = rule.comparison(Severity::medium,
+                                fmt::format("The {} access pattern moves {:.1f}x the data of the {} one",
+                                            label_of(fast, "pattern"), gap->ratio, label_of(slow, "pattern")),
+                                fast, "the best pattern on this device", slow,
+                                fmt::format("reaches {:.0f}% of the best", 100 / gap->ratio), *gap,
+                                "time saved by a memory-bound kernel written in the slower pattern");
     f.suggestion = chunked_wins
                        ? "Give each work-item a contiguous chunk to stream (for k in 0..n: x[gid*n + k]) instead of a "
                          "grid-stride loop (x[gid + k*global_size]); CPU devices run work-items one after another on a "
@@ -48,20 +48,20 @@ RuleOutcome access_pattern(const RunReport& r) {
 
 // Vector width effect inside the pattern and access of the best variant, so the comparison
 // changes one thing only.
-RuleOutcome bandwidth_vector_width(const RunReport& r) {
+RuleOutcome bandwidth_vector_width(const RunReport& r, const RuleSpec& rule) {
     const auto* best = best_median(find_measurements(r, "kernel.bandwidth"));
-    if (!best) return RuleOutcome::missing("needs kernel.bandwidth measurements");
+    if (!best) return rule.missing();
     Labels scalar_labels = best->labels;
     scalar_labels["vector"] = "1";
     const auto* scalar = find_measurement(r, "kernel.bandwidth", scalar_labels);
-    if (!scalar) return RuleOutcome::missing("needs the scalar (vector=1) variant of the best kernel.bandwidth");
+    if (!scalar) return rule.missing();
     if (scalar == best) return RuleOutcome::none();
     const auto gap = significant_gap(*best, *scalar, layout_ratio);
     if (!gap) return RuleOutcome::none();
 
     const std::string width = label_of(*best, "vector");
-    Finding f = comparison_finding(
-        "kernel.bandwidth.vector_width", "kernel", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("Scalar loads reach {:.0f}% of the bandwidth of {}-wide vectors", 100 / gap->ratio, width), *best,
         "the best vector width", *scalar, "scalar (float) access", *gap,
         "time saved by a memory-bound kernel using scalar loads");
@@ -72,19 +72,19 @@ RuleOutcome bandwidth_vector_width(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome compute_vector_width(const RunReport& r) {
+RuleOutcome compute_vector_width(const RunReport& r, const RuleSpec& rule) {
     // The best scalar shape, not the first: with several chain counts per width, a scalar kernel
     // starved of independent chains would inflate the gap that the vector width alone explains.
     const auto* scalar = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}, {"vector", "1"}}));
     const auto* best = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}}));
-    if (!scalar || !best) return RuleOutcome::missing("needs kernel.compute fp32 measurements");
+    if (!scalar || !best) return rule.missing();
     if (scalar == best) return RuleOutcome::none();
     const auto gap = significant_gap(*best, *scalar, compute_vector_ratio);
     if (!gap) return RuleOutcome::none();
 
     const std::string width = label_of(*best, "vector");
-    Finding f = comparison_finding(
-        "kernel.compute.vector_width", "kernel", Severity::high,
+    Finding f = rule.comparison(
+        Severity::high,
         fmt::format("Scalar arithmetic reaches {:.0f}% of the fp32 peak; float{} reaches it", 100 / gap->ratio, width),
         *best, "the fp32 peak", *scalar, "scalar float FMAs", *gap,
         "time saved by a compute-bound kernel written with scalar float arithmetic");
@@ -95,15 +95,15 @@ RuleOutcome compute_vector_width(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome fp64_throughput(const RunReport& r) {
+RuleOutcome fp64_throughput(const RunReport& r, const RuleSpec& rule) {
     const auto* fp32 = find_measurement(r, "kernel.peak.fp32");
     const auto* fp64 = find_measurement(r, "kernel.peak.fp64");
-    if (!fp32 || !fp64) return RuleOutcome::missing("needs kernel.peak.fp32 and kernel.peak.fp64");
+    if (!fp32 || !fp64) return rule.missing();
     const double fraction = fp64->summary.median / fp32->summary.median;
     const double conf = comparison_confidence(*fp32, *fp64);
     if (fraction >= fp64_fraction || conf < min_confidence) return RuleOutcome::none();
 
-    Finding f = make_finding("kernel", "kernel.fp64.throughput", Severity::medium,
+    Finding f = rule.finding(Severity::medium,
                              fmt::format("Double precision runs at 1/{:.0f} of single precision", 1 / fraction));
     f.evidence = {evidence_of(*fp32, "single-precision peak"),
                   evidence_of(*fp64, fmt::format("at least {:.0f}% of fp32 for fp64-heavy work", 100 * fp64_fraction))};
@@ -116,18 +116,17 @@ RuleOutcome fp64_throughput(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome launch_sync(const RunReport& r) {
+RuleOutcome launch_sync(const RunReport& r, const RuleSpec& rule) {
     const auto* rt = find_measurement(r, "kernel.launch.latency", {{"kind", "round_trip"}});
     const auto* b2b = find_measurement(r, "kernel.launch.latency", {{"kind", "back_to_back"}});
-    if (!rt || !b2b) return RuleOutcome::missing("needs kernel.launch.latency round_trip and back_to_back");
+    if (!rt || !b2b) return rule.missing();
     const auto gap = significant_gap(*b2b, *rt, sync_ratio);
     if (!gap) return RuleOutcome::none();
 
-    Finding f =
-        comparison_finding("kernel.launch.sync_overhead", "kernel", Severity::low,
-                           fmt::format("Waiting after every launch costs {:.1f}x a pipelined launch", gap->ratio), *rt,
-                           "launch, then clFinish, per kernel", *b2b, "launches queued back to back", *gap,
-                           "launch overhead saved by a loop of small kernels that synchronises every launch");
+    Finding f = rule.comparison(Severity::low,
+                                fmt::format("Waiting after every launch costs {:.1f}x a pipelined launch", gap->ratio),
+                                *rt, "launch, then clFinish, per kernel", *b2b, "launches queued back to back", *gap,
+                                "launch overhead saved by a loop of small kernels that synchronises every launch");
     f.suggestion =
         "Do not call clFinish or a blocking read after each small kernel: enqueue a whole step (or several) and wait "
         "once, using events for dependencies.";
@@ -137,20 +136,19 @@ RuleOutcome launch_sync(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome build_cache(const RunReport& r) {
+RuleOutcome build_cache(const RunReport& r, const RuleSpec& rule) {
     const auto* cold = find_measurement(r, "kernel.build.time", {{"path", "cold"}});
     const auto* binary = find_measurement(r, "kernel.build.time", {{"path", "binary_cache"}});
-    if (!cold || !binary) return RuleOutcome::missing("needs kernel.build.time cold and binary_cache");
+    if (!cold || !binary) return rule.missing();
     if (cold->summary.median < slow_build_ms) return RuleOutcome::none();
     const auto gap = significant_gap(*binary, *cold, cache_speedup);
     if (!gap) return RuleOutcome::none();
 
-    Finding f =
-        comparison_finding("kernel.build.cache_binaries", "kernel", Severity::low,
-                           fmt::format("Building from source takes {:.0f} ms; a cached binary loads in {:.0f} ms",
-                                       cold->summary.median, binary->summary.median),
-                           *cold, "a first build of a moderate kernel", *binary, "the same program from a binary", *gap,
-                           "start-up time per program; no steady-state gain");
+    Finding f = rule.comparison(Severity::low,
+                                fmt::format("Building from source takes {:.0f} ms; a cached binary loads in {:.0f} ms",
+                                            cold->summary.median, binary->summary.median),
+                                *cold, "a first build of a moderate kernel", *binary, "the same program from a binary",
+                                *gap, "start-up time per program; no steady-state gain");
     // Start-up time is not a share of any steady-state pipeline.
     f.estimated_gain.reset();
     f.suggestion =
@@ -159,11 +157,11 @@ RuleOutcome build_cache(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome host_timer(const RunReport& r) {
-    if (!r.device) return RuleOutcome::missing("needs the device context");
+RuleOutcome host_timer(const RunReport& r, const RuleSpec& rule) {
+    if (!r.device) return rule.missing();
     if (r.device->profiling) return RuleOutcome::none();
-    Finding f = make_finding("kernel", "kernel.timer.host_fallback", Severity::medium,
-                             "The device cannot profile commands: kernel times come from the host clock");
+    Finding f =
+        rule.finding(Severity::medium, "The device cannot profile commands: kernel times come from the host clock");
     f.suggestion =
         "Treat kernel times as upper bounds (they include launch and synchronisation); try another driver or platform "
         "for the device if one exposes queue profiling.";
@@ -175,14 +173,40 @@ RuleOutcome host_timer(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> kernel_rules() {
+    using In = RuleInput;
+    const std::string layer = "kernel";
     return {
-        {"kernel.timer.host_fallback", "kernel", host_timer},
-        {"kernel.bandwidth.access_pattern", "kernel", access_pattern},
-        {"kernel.bandwidth.vector_width", "kernel", bandwidth_vector_width},
-        {"kernel.compute.vector_width", "kernel", compute_vector_width},
-        {"kernel.fp64.throughput", "kernel", fp64_throughput},
-        {"kernel.launch.sync_overhead", "kernel", launch_sync},
-        {"kernel.build.cache_binaries", "kernel", build_cache},
+        {{"kernel.timer.host_fallback", layer, {In::device()}, {}}, host_timer},
+        {{"kernel.bandwidth.access_pattern",
+          layer,
+          {In::metric("kernel.bandwidth", "pattern=chunked and pattern=interleaved")},
+          {{"ratio", layout_ratio}}},
+         access_pattern},
+        {{"kernel.bandwidth.vector_width",
+          layer,
+          {In::metric("kernel.bandwidth", "the best variant and its vector=1 twin")},
+          {{"ratio", layout_ratio}}},
+         bandwidth_vector_width},
+        {{"kernel.compute.vector_width",
+          layer,
+          {In::metric("kernel.compute", "precision=fp32, the best and the best vector=1")},
+          {{"ratio", compute_vector_ratio}}},
+         compute_vector_width},
+        {{"kernel.fp64.throughput",
+          layer,
+          {In::metric("kernel.peak.fp32"), In::metric("kernel.peak.fp64")},
+          {{"fp64 fraction of fp32", fp64_fraction}}},
+         fp64_throughput},
+        {{"kernel.launch.sync_overhead",
+          layer,
+          {In::metric("kernel.launch.latency", "kind=round_trip and kind=back_to_back")},
+          {{"ratio", sync_ratio}}},
+         launch_sync},
+        {{"kernel.build.cache_binaries",
+          layer,
+          {In::metric("kernel.build.time", "path=cold and path=binary_cache")},
+          {{"slow cold build, ms", slow_build_ms}, {"cache speed-up", cache_speedup}}},
+         build_cache},
     };
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/core.h>
+
 namespace clprobe {
 
 Evidence evidence_of(const Measurement& m, std::string expectation) {
@@ -25,19 +27,48 @@ std::string label_of(const Measurement& m, const std::string& key) {
     return it == m.labels.end() ? "?" : it->second;
 }
 
-Finding make_finding(std::string layer, std::string id, Severity severity, std::string title) {
+RuleInput RuleInput::metric(std::string id, std::string variants) {
+    return {Kind::metric, {std::move(id)}, std::move(variants)};
+}
+
+RuleInput RuleInput::any_metric(std::vector<std::string> ids, std::string variants) {
+    return {Kind::metric, std::move(ids), std::move(variants)};
+}
+
+RuleInput RuleInput::facts(std::string probe_id) {
+    return {Kind::facts, {std::move(probe_id)}, {}};
+}
+
+RuleInput RuleInput::device() {
+    return {Kind::device, {}, {}};
+}
+
+std::string RuleInput::text() const {
+    if (kind == Kind::device) return "the device context";
+    std::string names_text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        names_text += (i == 0 ? "" : " or ") + names[i];
+    if (kind == Kind::facts) names_text += "'s facts";
+    return variants.empty() ? names_text : names_text + " (" + variants + ")";
+}
+
+std::string RuleThreshold::text() const {
+    return percent ? fmt::format("{}%", value * 100) : fmt::format("{}", value);
+}
+
+Finding RuleSpec::finding(Severity severity, std::string title) const {
     Finding f;
-    f.id = std::move(id);
-    f.layer = std::move(layer);
+    f.id = id;
+    f.layer = layer;
     f.severity = severity;
     f.title = std::move(title);
     return f;
 }
 
-Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
-                           const Measurement& first, std::string first_expectation, const Measurement& second,
-                           std::string second_expectation, const Gap& gap, std::string gain_basis) {
-    Finding f = make_finding(std::move(layer), std::move(id), severity, std::move(title));
+Finding RuleSpec::comparison(Severity severity, std::string title, const Measurement& first,
+                             std::string first_expectation, const Measurement& second, std::string second_expectation,
+                             const Gap& gap, std::string gain_basis) const {
+    Finding f = finding(severity, std::move(title));
     f.evidence = {evidence_of(first, std::move(first_expectation)), evidence_of(second, std::move(second_expectation))};
     f.estimated_gain = gap.gain();
     f.gain_basis = std::move(gain_basis);
@@ -45,6 +76,61 @@ Finding comparison_finding(std::string id, std::string layer, Severity severity,
     f.factor = gap.ratio;
     f.uncertain = gap.uncertain;
     return f;
+}
+
+std::string RuleSpec::needs() const {
+    std::string text = "needs ";
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i].text();
+    return text;
+}
+
+namespace {
+
+bool holds_metric(const RunReport& report, const std::string& metric) {
+    for (const auto& result : report.results)
+        for (const auto& m : result.measurements)
+            if (m.metric == metric) return true;
+    return false;
+}
+
+bool present(const RunReport& report, const RuleInput& input) {
+    switch (input.kind) {
+        case RuleInput::Kind::device:
+            return report.device.has_value();
+        case RuleInput::Kind::facts:
+            return true;  // the rule reads them through their typed accessor
+        case RuleInput::Kind::metric:
+            return std::any_of(input.names.begin(), input.names.end(),
+                               [&](const std::string& metric) { return holds_metric(report, metric); });
+    }
+    return true;
+}
+
+}  // namespace
+
+const RuleInput* RuleSpec::absent_input(const RunReport& report) const {
+    for (const auto& input : inputs)
+        if (!present(report, input)) return &input;
+    return nullptr;
+}
+
+RuleOutcome Rule::evaluate(const RunReport& report) const {
+    if (absent_input(report)) return missing();
+    return check(report, *this);
+}
+
+// Transitional: the rule files not yet declared through RuleSpec. Deleted once every rule is.
+Finding make_finding(std::string layer, std::string id, Severity severity, std::string title) {
+    return RuleSpec{std::move(id), std::move(layer), {}, {}}.finding(severity, std::move(title));
+}
+
+Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
+                           const Measurement& first, std::string first_expectation, const Measurement& second,
+                           std::string second_expectation, const Gap& gap, std::string gain_basis) {
+    return RuleSpec{std::move(id), std::move(layer), {}, {}}.comparison(
+        severity, std::move(title), first, std::move(first_expectation), second, std::move(second_expectation), gap,
+        std::move(gain_basis));
 }
 
 }  // namespace clprobe

@@ -19,10 +19,75 @@ struct RuleOutcome {
     static RuleOutcome missing(std::string why) { return {std::nullopt, std::move(why)}; }
 };
 
-struct Rule {
+struct Gap;
+
+// One input a rule reads, declared with the rule so that the "needs ..." message of a rule that
+// cannot run, the check before it runs and the docs test all come from the same line.
+struct RuleInput {
+    enum class Kind {
+        metric,  // a measurement's metric id (any probe may hold it)
+        facts,   // a probe's typed facts (core/*_facts.hpp), named by the probe id
+        device,  // the report's device context
+    };
+    Kind kind = Kind::metric;
+    // Metric or probe ids; with several, any one of them is enough (alternatives).
+    std::vector<std::string> names;
+    // In words, which variants (labels) the rule compares, e.g. "kind=round_trip and back_to_back".
+    std::string variants;
+
+    static RuleInput metric(std::string id, std::string variants = {});
+    static RuleInput any_metric(std::vector<std::string> ids, std::string variants = {});
+    static RuleInput facts(std::string probe_id);
+    static RuleInput device();
+    // "kernel.launch.latency (kind=round_trip and back_to_back)", "the device context".
+    std::string text() const;
+};
+
+// A value a rule compares against. The rule's code reads the same constant it is declared from,
+// and the docs test checks that the rule's section of docs/findings.md states it.
+struct RuleThreshold {
+    std::string name;  // what it bounds, e.g. "ratio"
+    double value = 0;
+    bool percent = false;      // a fraction the docs state in percent (0.05 -> "5%")
+    std::string text() const;  // "1.25", "500", "5%"
+};
+
+// What a rule declares once: the id and layer of its finding, what it reads and the thresholds it
+// applies. Findings, the "needs ..." message and the docs check are all derived from it.
+struct RuleSpec {
     std::string id;  // the finding id it produces
     std::string layer;
-    std::function<RuleOutcome(const RunReport&)> evaluate;
+    std::vector<RuleInput> inputs;
+    std::vector<RuleThreshold> thresholds;
+
+    // A finding with this rule's id and layer; rules fill in evidence, suggestion and gain.
+    Finding finding(Severity severity, std::string title) const;
+    // A comparison finding: the two measurements as evidence (in this order), gain and confidence
+    // from their gap.
+    Finding comparison(Severity severity, std::string title, const Measurement& first, std::string first_expectation,
+                       const Measurement& second, std::string second_expectation, const Gap& gap,
+                       std::string gain_basis) const;
+    // "needs A and B": every declared input, for a rule whose inputs are not all there.
+    std::string needs() const;
+    RuleOutcome missing() const { return RuleOutcome::missing(needs()); }
+    // The first declared input of kind metric or device that the report lacks entirely, if any:
+    // the rule is then not evaluated at all.
+    const RuleInput* absent_input(const RunReport& report) const;
+};
+
+using RuleCheck = std::function<RuleOutcome(const RunReport&, const RuleSpec&)>;
+
+struct Rule : RuleSpec {
+    RuleCheck check;
+
+    Rule(RuleSpec spec, RuleCheck rule_check) : RuleSpec(std::move(spec)), check(std::move(rule_check)) {}
+    // Transitional, for rule files not yet declared through RuleSpec (deleted once every rule is).
+    Rule(std::string rule_id, std::string rule_layer, std::function<RuleOutcome(const RunReport&)> legacy)
+        : RuleSpec{std::move(rule_id), std::move(rule_layer), {}, {}},
+          check([legacy = std::move(legacy)](const RunReport& r, const RuleSpec&) { return legacy(r); }) {}
+    // The declared metric and device inputs first (not evaluated, with needs(), when one is absent),
+    // then the rule's own check.
+    RuleOutcome evaluate(const RunReport& report) const;
 };
 
 // core/stats' comparison_confidence and relative_noise, on two measurements' summaries.
@@ -36,9 +101,6 @@ inline double relative_noise(const Measurement& a, const Measurement& b) {
 // A comparison is a finding only when it is at least this confident: below, the measured gap
 // could be noise and the report must not claim it.
 inline constexpr double min_confidence = 0.5;
-
-// A finding's identity; rules fill in evidence, suggestion and gain.
-Finding make_finding(std::string layer, std::string id, Severity severity, std::string title);
 
 Evidence evidence_of(const Measurement& m, std::string expectation = {});
 
@@ -60,8 +122,8 @@ std::optional<Gap> significant_gap(const Measurement& better, const Measurement&
 // A label's value, or "?" when a (hand-edited) report lacks it: rules never throw on input.
 std::string label_of(const Measurement& m, const std::string& key);
 
-// A comparison finding's common part: the two measurements as evidence (in this order), gain
-// and confidence from their gap.
+// Transitional, for rule files not yet declared through RuleSpec (deleted once every rule is).
+Finding make_finding(std::string layer, std::string id, Severity severity, std::string title);
 Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
                            const Measurement& first, std::string first_expectation, const Measurement& second,
                            std::string second_expectation, const Gap& gap, std::string gain_basis);

@@ -66,7 +66,7 @@ inline Rule rule_named(const std::vector<Rule>& rules, const std::string& id) {
     for (const auto& rule : rules)
         if (rule.id == id) return rule;
     FAIL("no rule " << id);
-    return {};
+    return {RuleSpec{}, nullptr};
 }
 
 // One rule's verdict as the analysis sees it: skipped-rule bookkeeping and pipeline shares, with

@@ -90,7 +90,7 @@ TEST_CASE("system_rules: every documented id, once, in layer system, all in all_
     for (const auto& rule : system_rules()) {
         CHECK(ids.insert(rule.id).second);
         CHECK(rule.layer == "system");
-        CHECK(static_cast<bool>(rule.evaluate));
+        CHECK(static_cast<bool>(rule.check));
     }
     CHECK(ids == documented);
     for (const auto& rule : all_rules())
