@@ -1,4 +1,4 @@
-// glm.gradient: one GLM gradient evaluation (logistic link) in every variant the issue names:
+// glm.gradient: one GLM gradient evaluation (logistic link) in every variant a GLM kernel chooses between:
 // layout, reduction, fused or two passes, vector width, work-group size, precision, dense or CSR.
 // Each variant is checked against the host double-precision reference before its time counts,
 // and its bandwidth is set against the roof of the memory level its working set lives in
