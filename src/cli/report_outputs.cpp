@@ -62,7 +62,7 @@ CLI::Option* ReportOutputs::add_shorthand(CLI::App* cmd, const std::string& name
     return cmd->add_option_function<std::string>(
         name,
         [this, format](const std::string& path) {
-            outputs_.push_back({format, path});
+            if (!path.empty()) outputs_.push_back({format, path});  // --json '' asked for nothing, as before
         },
         help);
 }
