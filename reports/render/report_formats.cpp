@@ -1,7 +1,5 @@
 #include "render/report_formats.hpp"
 
-#include <stdexcept>
-
 #include "json/report_json.hpp"
 #include "render/csv_export.hpp"
 #include "render/gbench_export.hpp"
@@ -27,32 +25,24 @@ constexpr ReportFormat formats[] = {
     {"gbench", "google-benchmark JSON, for its compare.py", render_gbench},
 };
 
+constexpr FormatTable<RunReport> table(formats, "report");
+
 }  // namespace
 
 std::span<const ReportFormat> report_formats() {
-    return formats;
+    return table.rows();
 }
 
 const ReportFormat& report_format(std::string_view name) {
-    for (const auto& f : formats)
-        if (f.name == name) return f;
-    throw std::out_of_range("no report format '" + std::string(name) + "'");
+    return table.find(name);
 }
 
 std::vector<std::string> report_format_names() {
-    std::vector<std::string> names;
-    for (const auto& f : formats)
-        names.emplace_back(f.name);
-    return names;
+    return table.names();
 }
 
 std::string report_formats_help() {
-    std::string out;
-    for (std::size_t i = 0; i < std::size(formats); ++i) {
-        if (i > 0) out += i + 1 == std::size(formats) ? " or " : ", ";
-        out += std::string(formats[i].name) + " (" + std::string(formats[i].description) + ")";
-    }
-    return out;
+    return table.help();
 }
 
 }  // namespace clprobe

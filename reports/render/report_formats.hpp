@@ -7,17 +7,13 @@
 #include <vector>
 
 #include "core/report.hpp"
-#include "render/render_options.hpp"
+#include "render/format_table.hpp"
 
 namespace clprobe {
 
-using ReportRenderer = std::string (*)(const RunReport& report, const RenderOptions& options);
-
-struct ReportFormat {
-    std::string_view name;         // the --format value: text, md, json, html, csv, gbench
-    std::string_view description;  // what it is for, in --help
-    ReportRenderer render;
-};
+// A row: name (the --format value: text, md, json, html, csv, gbench), description, render.
+using ReportFormat = OutputFormat<RunReport>;
+using ReportRenderer = ReportFormat::Renderer;
 
 // Every format, `text` first (the default).
 std::span<const ReportFormat> report_formats();

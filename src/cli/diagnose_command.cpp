@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
+#include "cli/report_outputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
 #include "core/log.hpp"
@@ -56,8 +57,7 @@ struct DiagnoseOptions {
     RunOptions::AttentionShape attention;
     bool quick = false;
     bool full = false;
-    std::string json;
-    std::string html;
+    ReportOutputs outputs;  // --save FORMAT=FILE, --json FILE, --html FILE
     std::string save_topology;
     std::string trace;
     std::string kernel_dir;
@@ -112,10 +112,9 @@ void choose_layers_and_workloads(const DiagnoseOptions& o, RunOptions& run) {
 // Under srun or mpirun each rank writes its own files ('reports/{host}.json', 'r-{rank}.json');
 // and a path that could not be written fails before a long run, not after it.
 void prepare_outputs(DiagnoseOptions& o, const LauncherEnv& launcher) {
-    for (std::string* path : {&o.json, &o.html, &o.save_topology, &o.trace})
+    o.outputs.prepare(launcher);
+    for (std::string* path : {&o.save_topology, &o.trace})
         *path = expand_output_placeholders(*path, launcher);
-    if (!o.json.empty() && o.json != "-") check_output_path(o.json);
-    if (!o.html.empty()) check_output_path(o.html);
     if (!o.save_topology.empty()) check_output_path(o.save_topology);
     if (!o.trace.empty()) check_output_path(o.trace);
 }
@@ -189,16 +188,8 @@ RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const D
 
 // The files the options asked for (each whole or not at all), then the report on stdout.
 void write_outputs(const DiagnoseOptions& o, const RunOptions& run, const RunReport& report) {
-    const bool json_stdout = o.json == "-";
     const RenderOptions render{o.verbose, color_stdout()};
-    if (!o.json.empty() && !json_stdout) {
-        write_file_atomically(o.json, report_format("json").render(report, render));
-        Log::info("report written to {}", o.json);
-    }
-    if (!o.html.empty()) {
-        write_file_atomically(o.html, report_format("html").render(report, render));
-        Log::info("HTML report written to {}", o.html);
-    }
+    o.outputs.write(report, render);
     if (!o.trace.empty()) {
         write_file_atomically(o.trace, CommandTrace::instance().to_json().dump() + "\n");
         Log::info("timeline of {} commands written to {} (open it in Perfetto or chrome://tracing)",
@@ -210,7 +201,8 @@ void write_outputs(const DiagnoseOptions& o, const RunOptions& run, const RunRep
         write_file_atomically(o.save_topology, load_analysed_topology(run.topology_xml).export_xml());
         Log::info("topology written to {}", o.save_topology);
     }
-    fmt::print("{}", report_format(json_stdout ? "json" : "text").render(report, render));
+    // '-' (--json -, --save md=-) puts that format on stdout instead of the text report.
+    fmt::print("{}", report_format(o.outputs.stdout_format().value_or("text")).render(report, render));
 }
 
 int run_diagnose(DiagnoseOptions o) {
@@ -305,8 +297,11 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     auto* quick = cmd->add_flag("--quick", opts->quick, "Fewer sizes and samples (seconds)");
     auto* full = cmd->add_flag("--full", opts->full, "More sizes and samples, larger buffers (minutes)");
     quick->excludes(full);
-    cmd->add_option("--json", opts->json, "Also write the report as JSON to FILE ('-': JSON on stdout only)");
-    cmd->add_option("--html", opts->html, "Also write a self-contained HTML report (charts inline) to FILE");
+    opts->outputs.add_shorthand(cmd, "--json", "json",
+                                "Also write the report as JSON to FILE ('-': JSON on stdout only); = --save json=FILE");
+    opts->outputs.add_shorthand(cmd, "--html", "html",
+                                "Also write a self-contained HTML report (charts inline) to FILE; = --save html=FILE");
+    opts->outputs.add_save_option(cmd);
     cmd->add_option("--trace", opts->trace,
                     "Also write every timed OpenCL command as Chrome trace-event JSON (Perfetto, chrome://tracing)");
     cmd->add_option("--save-topology", opts->save_topology,

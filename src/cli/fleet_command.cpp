@@ -8,8 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "fleet/fleet_files.hpp"
-#include "json/fleet_json.hpp"
-#include "render/fleet_text.hpp"
+#include "render/fleet_formats.hpp"
 
 namespace clprobe {
 
@@ -17,9 +16,7 @@ namespace {
 
 struct FleetCliOptions {
     std::vector<std::string> reports;
-    bool json = false;
-    bool html = false;
-    bool md = false;
+    std::string format = "text";  // a name from fleet_formats(); --json, --html and --md set it too
     bool fail_on_outlier = false;
     bool verbose = false;
 };
@@ -35,14 +32,8 @@ int run_fleet(const FleetCliOptions& o) {
                         "qualify{}",
                         f.nodes, o.reports.size(), why));
     }
-    if (o.json)
-        fmt::print("{}\n", fleet_to_json(f).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-    else if (o.html)
-        fmt::print("{}", render_fleet_html(f, {o.verbose, false}));
-    else if (o.md)
-        fmt::print("{}", render_fleet_markdown(f, {o.verbose, false}));
-    else
-        fmt::print("{}", render_fleet_text(f, {o.verbose, color_stdout()}));
+    // Colour (--color) is for the terminal view only.
+    fmt::print("{}", fleet_formats().find(o.format).render(f, {o.verbose, o.format == "text" && color_stdout()}));
     if (o.fail_on_outlier && f.worse_outliers() > 0) {
         std::string names;
         for (const auto& n : f.outliers)
@@ -61,9 +52,19 @@ CommandRunner add_fleet_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(
         "fleet", "Compare many nodes' reports: the fleet's spread, outlier nodes and what differs on them");
     cmd->add_option("reports", opts->reports, "Saved reports, one per node or rank (two or more)")->required();
-    auto* json = cmd->add_flag("--json", opts->json, "Print the fleet analysis as JSON (docs/fleet.schema.json)");
-    auto* html = cmd->add_flag("--html", opts->html, "Print a self-contained HTML page");
-    auto* md = cmd->add_flag("--md", opts->md, "Print Markdown");
+    auto* format = cmd->add_option("--format", opts->format, "Print the fleet as " + fleet_formats().help())
+                       ->check(CLI::IsMember(fleet_formats().names()))
+                       ->capture_default_str();
+    // Shorthands for --format, kept for the scripts that use them; no two of them together.
+    auto shorthand = [&](const char* flag, std::string name, const char* help) {
+        return cmd
+            ->add_flag_callback(
+                flag, [opts, name] { opts->format = name; }, help)
+            ->excludes(format);
+    };
+    auto* json = shorthand("--json", "json", "Print the fleet analysis as JSON (docs/fleet.schema.json)");
+    auto* html = shorthand("--html", "html", "Print a self-contained HTML page");
+    auto* md = shorthand("--md", "md", "Print Markdown");
     json->excludes(html)->excludes(md);
     html->excludes(md);
     cmd->add_flag("--fail-on-outlier", opts->fail_on_outlier,

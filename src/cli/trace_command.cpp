@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
+#include "cli/report_outputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/memory_roofs.hpp"
@@ -40,8 +41,10 @@ struct TraceOptions {
     std::string device;
     std::string baseline;
     bool no_ceilings = false;
-    std::string output;  // -o: the text report to a file instead of stderr
-    std::string json, html, timeline, records;
+    // --save FORMAT=FILE, --json FILE, --html FILE, and -o FILE (= --save text=FILE): a text
+    // file takes the text report's place on stderr.
+    ReportOutputs outputs;
+    std::string timeline, records;
     std::string layer;
     bool verbose = false, quiet = false;
 };
@@ -89,9 +92,13 @@ std::string find_layer(const std::string& option) {
                     dir.string(), (dir / CLPROBE_INSTALLED_LAYER_DIR).lexically_normal().string()));
 }
 
-void check_outputs(const TraceOptions& o) {
-    for (const std::string* path : {&o.output, &o.json, &o.html, &o.timeline, &o.records}) {
-        if (*path == "-") throw UsageError("the program owns stdout under trace: name a file, not '-'");
+void prepare_outputs(TraceOptions& o, const LauncherEnv& launcher) {
+    constexpr const char* owned = "the program owns stdout under trace: name a file, not '-'";
+    o.outputs.prepare(launcher);
+    if (o.outputs.stdout_format()) throw UsageError(owned);
+    for (std::string* path : {&o.timeline, &o.records}) {
+        *path = expand_output_placeholders(*path, launcher);
+        if (*path == "-") throw UsageError(owned);
         if (!path->empty()) check_output_path(*path);
     }
 }
@@ -172,17 +179,13 @@ std::string records_path(const TraceOptions& o, bool& temporary) {
 
 void write_outputs(const TraceOptions& o, const RunReport& report, const ProgramTrace& trace, const ChildRun& run) {
     const RenderOptions render{o.verbose, false};
-    if (!o.json.empty()) write_file_atomically(o.json, report_format("json").render(report, render));
-    if (!o.html.empty()) write_file_atomically(o.html, report_format("html").render(report, render));
+    o.outputs.write(report, render);
     if (!o.timeline.empty())
         write_file_atomically(
             o.timeline,
             program_timeline(trace, run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    const std::string text = report_format("text").render(report, render);
-    if (!o.output.empty())
-        write_file_atomically(o.output, text);
-    else if (!o.quiet)
-        fmt::print(stderr, "{}", text);
+    if (!o.outputs.has_format("text") && !o.quiet)
+        fmt::print(stderr, "{}", report_format("text").render(report, render));
 }
 
 RunReport new_report(const TraceOptions& o, const DeviceInfo& device) {
@@ -213,9 +216,7 @@ int run_trace(TraceOptions o) {
         return problem->exit_code;
     }
     const LauncherEnv launcher = current_launcher();
-    for (std::string* path : {&o.output, &o.json, &o.html, &o.timeline, &o.records})
-        *path = expand_output_placeholders(*path, launcher);
-    check_outputs(o);
+    prepare_outputs(o, launcher);
     const std::string layer = find_layer(o.layer);
     std::optional<RunReport> baseline;
     if (!o.baseline.empty()) baseline = load_report(o.baseline);
@@ -266,9 +267,12 @@ CommandRunner add_trace_command(CLI::App& app) {
     cmd->add_option("--baseline", opts->baseline,
                     "Take the device ceilings from this saved diagnose report (same device and driver)");
     cmd->add_flag("--no-ceilings", opts->no_ceilings, "Measure no ceilings; rules that need them are not evaluated");
-    cmd->add_option("-o,--output", opts->output, "Write the text report to FILE instead of stderr");
-    cmd->add_option("--json", opts->json, "Also write the JSON report to FILE");
-    cmd->add_option("--html", opts->html, "Also write a self-contained HTML report to FILE");
+    opts->outputs.add_shorthand(cmd, "-o,--output", "text",
+                                "Write the text report to FILE instead of stderr; = --save text=FILE");
+    opts->outputs.add_shorthand(cmd, "--json", "json", "Also write the JSON report to FILE; = --save json=FILE");
+    opts->outputs.add_shorthand(cmd, "--html", "html",
+                                "Also write a self-contained HTML report to FILE; = --save html=FILE");
+    opts->outputs.add_save_option(cmd);
     cmd->add_option("--trace", opts->timeline,
                     "Also write the program's timeline (one row per queue, host waits per thread) as Chrome "
                     "trace-event JSON (Perfetto, chrome://tracing)");

@@ -65,7 +65,7 @@ def test_subcommands_come_from_the_binary():
 
 
 def test_every_subcommands_options_match_its_help():
-    for sub in ("list", "info", "diagnose", "report", "compare", "trace"):
+    for sub in ("list", "info", "diagnose", "report", "compare", "trace", "fleet"):
         got = set(complete(f"{sub} -"))
         want = help_options(sub)
         if sub == "trace":
@@ -85,11 +85,11 @@ def known_choices(option):
     return [v.strip() for v in m.group(1).split(",")]
 
 
-def report_formats():
-    """The values `clprobe report --format` accepts, as its --help lists them (the format table)."""
-    r = run("report", "--help")
+def report_formats(sub="report"):
+    """The values `clprobe SUB --format` accepts, as its --help lists them (the format table)."""
+    r = run(sub, "--help")
     m = re.search(r"--format [A-Z]+:\{([^}]*)\}", r.stdout)
-    expect(m is not None, "report --help lists no --format values", r)
+    expect(m is not None, f"{sub} --help lists no --format values", r)
     return m.group(1).split(",")
 
 
@@ -127,6 +127,21 @@ def test_workloads_and_format():
     expect(complete("report r.json --format m") == ["md"], "--format m")
 
 
+def test_fleet_format_and_save():
+    fleet = report_formats("fleet")
+    expect(fleet[0] == "text" and "csv" not in fleet, f"fleet --help lists the formats {fleet}")
+    expect(complete("fleet a.json b.json --format ") == fleet, "fleet formats")
+    # --save FORMAT=FILE: the report formats with '=', then files after it.
+    want = [f + "=" for f in report_formats()]
+    expect(complete("diagnose --save ") == want, f"diagnose --save offers {complete('diagnose --save ')}")
+    expect(complete("trace --save c") == ["csv="], "trace --save c")
+    here = os.path.basename(SCRIPT)
+    folder = os.path.dirname(SCRIPT)
+    prefix = os.path.join(folder, here[:-2])
+    expect(complete(f"diagnose --save md={prefix}") == [os.path.join(folder, here)],
+           f"--save md=FILE: {complete(f'diagnose --save md={prefix}')}")
+
+
 def test_devices_from_list_json():
     r = run("list", "--json")
     expect(r.rc == 0, "list --json failed", r)
@@ -149,4 +164,4 @@ def test_trace_program_after_double_dash():
 if __name__ == "__main__":
     main([test_subcommands_come_from_the_binary, test_every_subcommands_options_match_its_help,
           test_value_lists_match_the_binary, test_layers_complete_after_the_last_comma, test_workloads_and_format,
-          test_devices_from_list_json, test_trace_program_after_double_dash])
+          test_fleet_format_and_save, test_devices_from_list_json, test_trace_program_after_double_dash])

@@ -92,6 +92,25 @@ def test_md_and_html():
     expect(r.rc == 0 and r.stdout.startswith("<!DOCTYPE html>") and "node3" in r.stdout, "html", r)
 
 
+def test_format_option_and_its_shorthands():
+    # --format takes its values from the fleet format table; --json, --html and --md stand for it.
+    _, paths = fleet_dir()
+    outputs = {}
+    for fmt, shorthand in (("text", ()), ("md", ("--md",)), ("json", ("--json",)), ("html", ("--html",))):
+        r = run("fleet", "--format", fmt, *paths)
+        expect(r.rc == 0, f"--format {fmt}", r)
+        short = run("fleet", *shorthand, *paths)
+        expect(short.rc == 0 and short.stdout == r.stdout, f"--format {fmt} differs from {shorthand or 'the default'}",
+               r)
+        outputs[fmt] = r.stdout
+    expect(len(set(outputs.values())) == 4, "two formats print the same")
+    r = run("fleet", "--format", "csv", *paths)
+    expect(r.rc == 2 and "--format" in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == "",
+           "--format csv", r)
+    r = run("fleet", "--format", "md", "--json", *paths)
+    expect(r.rc == 2 and r.stdout == "", "--format with a shorthand", r)
+
+
 def test_unreadable_foreign_and_other_device_reports_are_listed():
     d, paths = fleet_dir()
     with open(paths[0]) as f:
@@ -178,6 +197,7 @@ if __name__ == "__main__":
         test_json_validates_against_the_schema,
         test_fail_on_outlier_exits_5_and_a_healthy_fleet_0,
         test_md_and_html,
+        test_format_option_and_its_shorthands,
         test_unreadable_foreign_and_other_device_reports_are_listed,
         test_fewer_than_two_reports_exit_2,
         test_rank_placeholder_without_a_launcher_exits_2_before_measuring,

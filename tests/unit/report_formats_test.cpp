@@ -4,9 +4,12 @@
 
 #include <set>
 
+#include "json/fleet_json.hpp"
 #include "json/report_json.hpp"
 #include "render/csv_export.hpp"
 #include "render/finding_size.hpp"
+#include "render/fleet_formats.hpp"
+#include "render/fleet_text.hpp"
 #include "render/markdown_report.hpp"
 #include "render/report_formats.hpp"
 #include "render/text_report.hpp"
@@ -76,4 +79,20 @@ TEST_CASE("finding size: a ranked gain, a note's factor, or nothing", "[formats]
     f.factor.reset();
     CHECK(finding_size(f).kind == FindingSize::Kind::none);
     CHECK(finding_size(f).cell() == "n/a");
+}
+
+TEST_CASE("fleet formats: text first, each rendering as its renderer, unknown names refused", "[formats][fleet]") {
+    const auto& table = fleet_formats();
+    CHECK(table.names() == std::vector<std::string>{"text", "md", "json", "html"});
+    FleetAnalysis f;
+    f.nodes = 2;
+    const RenderOptions verbose{true, false};
+    CHECK(table.find("text").render(f, verbose) == render_fleet_text(f, verbose));
+    CHECK(table.find("md").render(f, verbose) == render_fleet_markdown(f, verbose));
+    CHECK(table.find("html").render(f, {}) == render_fleet_html(f, {}));
+    CHECK(table.find("json").render(f, {}) == fleet_to_json(f).dump(2) + "\n");
+    CHECK(table.find("md").render(f, {}) != table.find("text").render(f, {}));
+    CHECK_THROWS_AS(table.find("csv"), std::out_of_range);
+    for (const auto& name : table.names())
+        CHECK_THAT(table.help(), Catch::Contains(name + " ("));
 }

@@ -2,7 +2,8 @@
 #
 # Subcommands and each subcommand's options are read from the binary's own --help (once per shell,
 # then cached), so they follow the binary being completed; so do the values of --format (the
-# report format table, from `clprobe report --help`). The values of --layers and --workloads are
+# report's or the fleet's format table, from `clprobe report --help` or `clprobe fleet --help`)
+# and the formats of --save FORMAT=FILE (the report's). The values of --layers and --workloads are
 # listed below; tests/cli/test_completion.py checks them against `clprobe diagnose --help`.
 # Devices for -d/--device come from `clprobe list --json`.
 
@@ -34,14 +35,15 @@ _clprobe_options_of() {
     printf '%s' "${_clprobe_help_cache[$key]}"
 }
 
-# The values of `report --format`, from CLI11's "--format TEXT:{text,md,...}" in `PROG report --help`.
+# The values of `SUB --format` (report, fleet), from CLI11's "--format TEXT:{text,md,...}" in
+# `PROG SUB --help`.
 _clprobe_formats_of() {
-    local key="$1 (formats)"
+    local key="$1 $2 (formats)"
     if [[ -z ${_clprobe_help_cache[$key]+set} ]]; then
         local line out=""
         while IFS= read -r line; do
             [[ $line =~ ^\ +--format\ [A-Z]+:\{([^}]*)\} ]] && out=${BASH_REMATCH[1]//,/ }
-        done < <("$1" report --help 2>/dev/null)
+        done < <("$1" "$2" --help 2>/dev/null)
         _clprobe_help_cache[$key]=$out
     fi
     printf '%s' "${_clprobe_help_cache[$key]}"
@@ -109,13 +111,29 @@ _clprobe_trim_wordbreaks() {
     return 0
 }
 
-# Candidates for the value of option OPT (given in full as CUR), one a line.
+# --save FORMAT=FILE: a report format and '=' first, then files after the '='.
+_clprobe_save_values() {
+    local prog=$1 cur=$2 f
+    if [[ $cur == *=* ]]; then
+        while IFS= read -r f; do
+            printf '%s=%s\n' "${cur%%=*}" "$f"
+        done < <(compgen -f -- "${cur#*=}")
+    else
+        for f in $(_clprobe_formats_of "$prog" report); do
+            [[ $f == "$cur"* ]] && printf '%s=\n' "$f"
+        done
+    fi
+    return 0
+}
+
+# Candidates for the value of option OPT (given in full as CUR) of subcommand SUB, one a line.
 _clprobe_values() {
-    local prog=$1 opt=$2 cur=$3
+    local prog=$1 sub=$2 opt=$3 cur=$4
     case $opt in
     --layers) _clprobe_comma_list "$cur" "$_clprobe_layers" ;;
     --workloads) _clprobe_comma_list "$cur" "$_clprobe_workloads" ;;
-    --format) compgen -W "$(_clprobe_formats_of "$prog")" -- "$cur" ;;
+    --format) compgen -W "$(_clprobe_formats_of "$prog" "$sub")" -- "$cur" ;;
+    --save) _clprobe_save_values "$prog" "$cur" ;;
     -d | --device) compgen -W "$(_clprobe_devices_of "$prog")" -- "$cur" ;;
     --kernel-dir) compgen -d -- "$cur" ;;
     *) compgen -f -- "$cur" ;;
@@ -171,22 +189,23 @@ _clprobe() {
         [[ $name == "$prev" && $kind == v ]] && takes_value=1
     done <<<"$options"
     if [[ $cur == --*=* ]]; then
-        mapfile -t COMPREPLY < <(_clprobe_values "$prog" "${cur%%=*}" "${cur#*=}")
+        mapfile -t COMPREPLY < <(_clprobe_values "$prog" "$sub" "${cur%%=*}" "${cur#*=}")
         COMPREPLY=("${COMPREPLY[@]/#/${cur%%=*}=}")
     elif ((takes_value)); then
-        mapfile -t COMPREPLY < <(_clprobe_values "$prog" "$prev" "$cur")
+        mapfile -t COMPREPLY < <(_clprobe_values "$prog" "$sub" "$prev" "$cur")
     elif [[ $cur == -* ]]; then
         [[ $sub == trace ]] && names+="-- "
         mapfile -t COMPREPLY < <(compgen -W "$names" -- "$cur")
     else
         # Positional arguments: report files for report and compare.
         case $sub in
-        report | compare) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        report | compare | fleet) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
         esac
     fi
-    # Comma lists continue: no space after a value that may take another.
+    # Comma lists continue: no space after a value that may take another; nor after --save's "md=".
     [[ ${#COMPREPLY[@]} -eq 1 && ($prev == --layers || $prev == --workloads || $cur == --layers=* ||
         $cur == --workloads=*) ]] && compopt -o nospace 2>/dev/null
+    [[ ${COMPREPLY[0]-} == *= ]] && compopt -o nospace 2>/dev/null
     _clprobe_trim_wordbreaks "$cur"
 }
 
