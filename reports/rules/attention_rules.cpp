@@ -25,6 +25,8 @@ constexpr double precision_ratio = 1.15;
 constexpr double padding_ratio = 1.2;
 // The host winning by 10% or more is enough to question offloading this size.
 constexpr double offload_ratio = 1.1;
+// The probe that builds a half8 kernel: its status says whether fp16 KV caches can be used.
+constexpr const char* fp16_probe_id = "attention.decode.fp16";
 
 void target_stage(Finding& f, Stage stage, double stage_gain) {
     f.target = stage_target(pipeline, stage, stage_gain);
@@ -36,17 +38,16 @@ std::string format_bytes_short(double bytes) {
     return fmt::format("{:.0f} KiB", bytes / 1024.0);
 }
 
-RuleOutcome unfused_prefill(const RunReport& r) {
+RuleOutcome unfused_prefill(const RunReport& r, const RuleSpec& rule) {
     const auto* unfused = find_measurement(r, "attention.prefill.time", {{"variant", "unfused"}});
     const auto* fused = best_median(find_measurements(r, "attention.prefill.time", {{"variant", "fused"}}));
-    if (!unfused || !fused)
-        return RuleOutcome::missing("needs attention.prefill.time for the unfused and fused variants");
+    if (!unfused || !fused) return rule.missing();
     const auto gap = significant_gap(*fused, *unfused, fusion_ratio);
     if (!gap) return RuleOutcome::none();
     const auto* bytes = find_measurement(r, "attention.prefill.score_bytes");
     const std::string traffic = bytes ? format_bytes_short(bytes->summary.median) : std::string("unknown");
-    Finding f = comparison_finding(
-        "attention.prefill.unfused", "kernel", Severity::high,
+    Finding f = rule.comparison(
+        Severity::high,
         fmt::format("The fused attention kernel prefills {:.1f}x faster than the unfused one at seq {}; the score "
                     "matrix costs {} of memory traffic per prefill",
                     gap->ratio, label_of(*unfused, "seq"), traffic),
@@ -77,11 +78,9 @@ const Measurement* longest_decode_fraction(const RunReport& r) {
     return best;
 }
 
-RuleOutcome decode_roofline(const RunReport& r) {
+RuleOutcome decode_roofline(const RunReport& r, const RuleSpec& rule) {
     const auto* fraction = longest_decode_fraction(r);
-    if (!fraction)
-        return RuleOutcome::missing(
-            "needs fp32 attention.decode.peak_fraction (kernel.memory_levels or kernel.peak.bandwidth measured first)");
+    if (!fraction) return rule.missing();
     const double frac = fraction->summary.median;
     if (!(frac > 0)) return RuleOutcome::missing("attention.decode.peak_fraction is not positive");
     // Confidence from the fraction's own spread (the roof's is inside it): a fraction whose gap to
@@ -90,7 +89,7 @@ RuleOutcome decode_roofline(const RunReport& r) {
     if (gap <= 2 * noise) return RuleOutcome::none();
     const double conf = 1.0 - 2 * noise / gap;
     if (conf < min_confidence) return RuleOutcome::none();
-    Finding f = make_finding("kernel", "attention.decode.below_roofline", Severity::medium,
+    Finding f = rule.finding(Severity::medium,
                              fmt::format("Decode reads the KV cache at {:.0f}% of the bandwidth roof of the memory "
                                          "level it lives in (L = {})",
                                          100 * frac, label_of(*fraction, "kv_len")));
@@ -108,7 +107,7 @@ RuleOutcome decode_roofline(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome kv_precision(const RunReport& r) {
+RuleOutcome kv_precision(const RunReport& r, const RuleSpec& rule) {
     const auto lowered = find_measurements(r, "attention.decode.time");
     const Measurement *best_low = nullptr, *best_base = nullptr;
     std::optional<Gap> best_gap;
@@ -131,19 +130,18 @@ RuleOutcome kv_precision(const RunReport& r) {
         bool any_low = false;
         for (const auto* m : lowered)
             any_low |= label_of(*m, "precision") != "fp32";
-        return any_low ? RuleOutcome::none()
-                       : RuleOutcome::missing("needs attention.decode.time for fp32 and a lower precision");
+        return any_low ? RuleOutcome::none() : rule.missing();
     }
     Labels err_labels = best_low->labels;
     const auto* error = find_measurement(r, "attention.decode.error", err_labels);
     const std::string precision = label_of(*best_low, "precision");
     const std::string err_text = error ? fmt::format("{:.1e}", error->summary.median) : std::string("unmeasured");
-    Finding f = comparison_finding(
-        "attention.decode.kv_precision", "kernel", Severity::medium,
-        fmt::format("An {} KV cache decodes {:.2f}x faster than fp32 at L = {}, with relative error {}", precision,
-                    best_gap->ratio, label_of(*best_low, "kv_len"), err_text),
-        *best_low, precision + " KV cache", *best_base, "fp32 KV cache", *best_gap,
-        "decode time saved by the lower-precision cache, measured");
+    Finding f =
+        rule.comparison(Severity::medium,
+                        fmt::format("An {} KV cache decodes {:.2f}x faster than fp32 at L = {}, with relative error {}",
+                                    precision, best_gap->ratio, label_of(*best_low, "kv_len"), err_text),
+                        *best_low, precision + " KV cache", *best_base, "fp32 KV cache", *best_gap,
+                        "decode time saved by the lower-precision cache, measured");
     if (error) f.evidence.push_back(evidence_of(*error, "error against the double-precision reference"));
     f.suggestion = fmt::format(
         "Store the KV cache in {} ({}) and convert to fp32 as it is loaded; check the measured error against your "
@@ -153,21 +151,20 @@ RuleOutcome kv_precision(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome padding(const RunReport& r) {
+RuleOutcome padding(const RunReport& r, const RuleSpec& rule) {
     const auto* padded = find_measurement(r, "attention.batching.throughput", {{"strategy", "padded"}});
     const Measurement* best = nullptr;
     for (const char* s : {"bucketed", "packed"}) {
         const auto* m = find_measurement(r, "attention.batching.throughput", {{"strategy", s}});
         if (m && (!best || m->summary.median > best->summary.median)) best = m;
     }
-    if (!padded || !best)
-        return RuleOutcome::missing("needs attention.batching.throughput for padded and bucketed/packed");
+    if (!padded || !best) return rule.missing();
     const auto gap = significant_gap(*best, *padded, padding_ratio);
     if (!gap) return RuleOutcome::none();
     const auto* waste = find_measurement(r, "attention.batching.padding_fraction", {{"strategy", "padded"}});
     const std::string strategy = label_of(*best, "strategy");
-    Finding f = comparison_finding(
-        "attention.batching.padding", "kernel", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("Padding every prompt to the longest wastes {}; {} batches run {:.1f}x the tokens/s",
                     waste ? fmt::format("{:.0f}% of the attention work", 100 * waste->summary.median)
                           : std::string("attention work"),
@@ -183,12 +180,11 @@ RuleOutcome padding(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome fp16_unavailable(const RunReport& r) {
-    const auto* p = find_result(r, "attention.decode.fp16");
-    if (!p) return RuleOutcome::missing("needs the attention.decode.fp16 probe");
+RuleOutcome fp16_unavailable(const RunReport& r, const RuleSpec& rule) {
+    const auto* p = find_result(r, fp16_probe_id);
+    if (!p) return rule.missing();
     if (p->status != ProbeStatus::unsupported) return RuleOutcome::none();
-    Finding f = make_finding("kernel", "attention.fp16.unavailable", Severity::low,
-                             "fp16 KV caches cannot be used on this driver: " + p->reason);
+    Finding f = rule.finding(Severity::low, "fp16 KV caches cannot be used on this driver: " + p->reason);
     f.suggestion =
         "Use the int8 KV cache (or store half values and convert with vload_half, which needs no extension) to halve "
         "or quarter decode traffic; a driver with cl_khr_fp16 would allow half arithmetic too.";
@@ -197,15 +193,14 @@ RuleOutcome fp16_unavailable(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome host_offload(const RunReport& r) {
+RuleOutcome host_offload(const RunReport& r, const RuleSpec& rule) {
     const auto* host = find_measurement(r, "attention.host_blas.prefill.time");
     const auto* device = best_median(find_measurements(r, "attention.prefill.time"));
-    if (!host || !device)
-        return RuleOutcome::missing("needs attention.host_blas.prefill.time and attention.prefill.time");
+    if (!host || !device) return rule.missing();
     const auto gap = significant_gap(*host, *device, offload_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "attention.host.offload", "kernel", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("The host (OpenBLAS) prefills {:.1f}x faster than the best device kernel at seq {}: offloading "
                     "does not pay at this size",
                     gap->ratio, label_of(*host, "seq")),
@@ -224,6 +219,8 @@ RuleOutcome host_offload(const RunReport& r) {
 // times its memory grade the severity.
 constexpr double unfused_memory_share = 0.5;
 constexpr double memory_far = 2.0, memory_very_far = 4.0;
+// Above this share of the binding limit a buffer set does not fit at all.
+constexpr double memory_full = 1.0;
 const char* const memory_gain_basis = "memory capacity, not a measured speed-up";
 
 // Sizes near a limit need more digits than format_bytes_short gives: MiB up to 10 GiB.
@@ -290,31 +287,29 @@ std::optional<Capacity> capacity_of(const RunReport& r, const char* path) {
     return Capacity{m, m->summary.median, std::max(1.0, std::atof(label_of(*m, "batch").c_str()))};
 }
 
-RuleOutcome unfused_memory(const RunReport& r) {
+RuleOutcome unfused_memory(const RunReport& r, const RuleSpec& rule) {
     const auto use = memory_use(r, "unfused");
-    if (!use)
-        return RuleOutcome::missing(
-            "needs attention.memory.device_bytes and largest_buffer of the unfused variant and the device's memory "
-            "limits");
+    if (!use) return rule.missing();
     const double share = use->share();
     const bool skipped = prefill_skips_of(r).unfused.has_value();
     if (share <= unfused_memory_share && !skipped) return RuleOutcome::none();
     const Severity severity = share >= memory_far            ? Severity::high
-                              : share > 1                    ? Severity::medium
+                              : share > memory_full          ? Severity::medium
                               : share > unfused_memory_share ? Severity::low
                                                              : Severity::info;
     const auto unfused_cap = capacity_of(r, "unfused"), fused_cap = capacity_of(r, "fused");
     const std::string needs = memory_size(use->total->summary.median);
     std::string title =
-        share > 1 ? fmt::format(
-                        "The unfused attention path does not fit this device at {}: it needs {} (largest "
-                        "buffer {}), {} {}",
-                        use->shape(), needs, memory_size(use->largest->summary.median), beyond(share), use->limit())
-                  : fmt::format("The unfused attention path needs {} at {}, {:.0f}% of the device's {}", needs,
-                                use->shape(), 100 * share, use->limit());
+        share > memory_full
+            ? fmt::format(
+                  "The unfused attention path does not fit this device at {}: it needs {} (largest "
+                  "buffer {}), {} {}",
+                  use->shape(), needs, memory_size(use->largest->summary.median), beyond(share), use->limit())
+            : fmt::format("The unfused attention path needs {} at {}, {:.0f}% of the device's {}", needs, use->shape(),
+                          100 * share, use->limit());
     if (unfused_cap) title += "; it fits only up to " + unfused_cap->text();
     if (skipped) title += "; attention.prefill skipped it";
-    Finding f = make_finding("kernel", "attention.memory.unfused_does_not_fit", severity, title);
+    Finding f = rule.finding(severity, title);
     f.evidence = use->evidence("unfused prefill (Q, K, V, O and the score matrix)");
     if (unfused_cap) f.evidence.push_back(evidence_of(*unfused_cap->m, "the largest prompt the unfused path fits"));
     f.suggestion = fmt::format(
@@ -328,21 +323,18 @@ RuleOutcome unfused_memory(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome shape_memory(const RunReport& r) {
+RuleOutcome shape_memory(const RunReport& r, const RuleSpec& rule) {
     const auto use = memory_use(r, "fused");
-    if (!use)
-        return RuleOutcome::missing(
-            "needs attention.memory.device_bytes and largest_buffer of the fused variant and the device's memory "
-            "limits");
+    if (!use) return rule.missing();
     const double share = use->share();
     const bool skipped = prefill_skips_of(r).shape.has_value();
-    if (share <= 1 && !skipped) return RuleOutcome::none();
+    if (share <= memory_full && !skipped) return RuleOutcome::none();
     const Severity severity = share >= memory_very_far ? Severity::high
                               : share >= memory_far    ? Severity::medium
-                              : share > 1              ? Severity::low
+                              : share > memory_full    ? Severity::low
                                                        : Severity::info;
     const std::string needs = memory_size(use->total->summary.median);
-    std::string title = share > 1
+    std::string title = share > memory_full
                             ? fmt::format("The requested attention shape, {}, needs {} even fused: {} {}", use->shape(),
                                           needs, beyond(share), use->limit())
                             : fmt::format(
@@ -350,7 +342,7 @@ RuleOutcome shape_memory(const RunReport& r) {
                                   "than clprobe allocates, as it leaves a fifth of memory free",
                                   use->shape(), needs, 100 * share, use->limit());
     if (skipped) title += "; attention.prefill was skipped";
-    Finding f = make_finding("kernel", "attention.memory.shape_does_not_fit", severity, title);
+    Finding f = rule.finding(severity, title);
     f.evidence = use->evidence("fused prefill (Q, K, V, O and the head offsets)");
     const auto fused_cap = capacity_of(r, "fused"), unfused_cap = capacity_of(r, "unfused");
     if (fused_cap) f.evidence.push_back(evidence_of(*fused_cap->m, "the largest prompt the fused path fits"));
@@ -368,15 +360,57 @@ RuleOutcome shape_memory(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> attention_rules() {
+    using In = RuleInput;
+    // The attention workload's findings are about kernels: they join the kernel layer.
+    const std::string layer = "kernel";
+    const auto memory_inputs = [](const char* variant) {
+        const std::string v = fmt::format("variant={}", variant);
+        return std::vector<In>{In::metric("attention.memory.device_bytes", v),
+                               In::metric("attention.memory.largest_buffer", v), In::device()};
+    };
     return {
-        {"attention.prefill.unfused", "kernel", unfused_prefill},
-        {"attention.decode.below_roofline", "kernel", decode_roofline},
-        {"attention.decode.kv_precision", "kernel", kv_precision},
-        {"attention.batching.padding", "kernel", padding},
-        {"attention.fp16.unavailable", "kernel", fp16_unavailable},
-        {"attention.host.offload", "kernel", host_offload},
-        {"attention.memory.unfused_does_not_fit", "kernel", unfused_memory},
-        {"attention.memory.shape_does_not_fit", "kernel", shape_memory},
+        {{"attention.prefill.unfused",
+          layer,
+          {In::metric("attention.prefill.time", "variant=unfused and variant=fused")},
+          {{"fused over unfused", fusion_ratio}}},
+         unfused_prefill},
+        {{"attention.decode.below_roofline",
+          layer,
+          {In::metric("attention.decode.peak_fraction",
+                      "precision=fp32, against a roof measured first: kernel.memory_levels or kernel.peak.bandwidth")},
+          {{"fraction of the roof", decode_roof_fraction}}},
+         decode_roofline},
+        {{"attention.decode.kv_precision",
+          layer,
+          {In::metric("attention.decode.time", "precision=fp32 and a lower precision at the same length")},
+          {{"lower precision over fp32", precision_ratio}}},
+         kv_precision},
+        {{"attention.batching.padding",
+          layer,
+          {In::metric("attention.batching.throughput", "strategy=padded and strategy=bucketed or packed")},
+          {{"best batch over padded", padding_ratio}}},
+         padding},
+        {{"attention.fp16.unavailable", layer, {{In::Kind::facts, {fp16_probe_id}, "its status"}}, {}},
+         fp16_unavailable},
+        {{"attention.host.offload",
+          layer,
+          {In::metric("attention.host_blas.prefill.time"), In::metric("attention.prefill.time")},
+          {{"device over host time", offload_ratio}}},
+         host_offload},
+        {{"attention.memory.unfused_does_not_fit",
+          layer,
+          memory_inputs("unfused"),
+          {{"reported from, share of the limit", unfused_memory_share},
+           {"does not fit above", memory_full},
+           {"high severity from", memory_far}}},
+         unfused_memory},
+        {{"attention.memory.shape_does_not_fit",
+          layer,
+          memory_inputs("fused"),
+          {{"does not fit above", memory_full},
+           {"medium severity from", memory_far},
+           {"high severity from", memory_very_far}}},
+         shape_memory},
     };
 }
 

@@ -16,20 +16,24 @@ namespace {
 const std::string stage_metric = std::string(pipeline_ids::network_glm_step) + ".stage_time";
 // An all-reduce under a tenth of the step is not worth restructuring the step for.
 constexpr double exposed_share_floor = 0.10;
+// From 30% of the step the all-reduce is the step's largest cost after compute.
+constexpr double exposed_share_high = 0.30;
 // A ring all-reduce's busbw reaches the link's bandwidth; below half of it the collective's
 // algorithm or transport leaves most of the link unused.
 constexpr double busbw_ratio = 2.0;
 // A pair below half the median pair is a broken or misrouted link, not spread between links.
 constexpr double slow_pair_fraction = 0.5;
+// A median needs three pairs to single one out (three ranks): two pairs have no majority.
+constexpr std::size_t min_pairs = 3;
 
 const Measurement* step_stage(const RunReport& r, Stage stage) {
     return find_measurement(r, stage_metric, {{"stage", stage_name(stage)}});
 }
 
-RuleOutcome not_overlapped(const RunReport& r) {
+RuleOutcome not_overlapped(const RunReport& r, const RuleSpec& rule) {
     const auto* reduce = step_stage(r, Stage::allreduce);
     const auto* compute = step_stage(r, Stage::compute);
-    if (!reduce || !compute) return RuleOutcome::missing("needs network.glm_step stage times (allreduce, compute)");
+    if (!reduce || !compute) return rule.missing();
     double total = 0;
     for (const auto* m : find_measurements(r, stage_metric))
         total += std::max(0.0, m->summary.median);
@@ -37,11 +41,10 @@ RuleOutcome not_overlapped(const RunReport& r) {
     if (total <= 0 || reduce_s <= 0) return RuleOutcome::none();
     const double share = reduce_s / total;
     if (share < exposed_share_floor) return RuleOutcome::none();
-    Finding f =
-        make_finding("network", "network.allreduce.not_overlapped", share >= 0.3 ? Severity::high : Severity::medium,
-                     fmt::format("The gradient all-reduce takes {:.0f}% of the data-parallel step and nothing "
-                                 "overlaps it",
-                                 100 * share));
+    Finding f = rule.finding(share >= exposed_share_high ? Severity::high : Severity::medium,
+                             fmt::format("The gradient all-reduce takes {:.0f}% of the data-parallel step and nothing "
+                                         "overlaps it",
+                                         100 * share));
     f.evidence = {evidence_of(*reduce, "all-reduce of the p-vector, after the gradient is complete"),
                   evidence_of(*compute, "local gradient on the device, which could run meanwhile")};
     f.confidence = std::clamp(1.0 - reduce->summary.cv, 0.0, 1.0);
@@ -62,7 +65,7 @@ std::uint64_t size_of(const Measurement& m) {
     return it == m.labels.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
 }
 
-RuleOutcome busbw_below_p2p(const RunReport& r) {
+RuleOutcome busbw_below_p2p(const RunReport& r, const RuleSpec& rule) {
     // The largest size measured both ways: bandwidth-bound, where the two should agree.
     const Measurement *bus = nullptr, *p2p = nullptr;
     for (const auto* b : find_measurements(r, "network.allreduce.busbw")) {
@@ -72,12 +75,11 @@ RuleOutcome busbw_below_p2p(const RunReport& r) {
             p2p = link;
         }
     }
-    if (!bus || !p2p)
-        return RuleOutcome::missing("needs network.allreduce.busbw and network.p2p.bandwidth at a common size");
+    if (!bus || !p2p) return rule.missing();
     const auto gap = significant_gap(*p2p, *bus, busbw_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "network.allreduce.below_p2p", "network", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("All-reduce bus bandwidth is {:.1f}x below the point-to-point bandwidth at {} bytes", gap->ratio,
                     label_of(*bus, "size")),
         *p2p, "one link's bandwidth between two ranks (osu_bw)", *bus,
@@ -98,13 +100,12 @@ const Measurement* nearest_median(const std::vector<const Measurement*>& ms, dou
     return best;
 }
 
-RuleOutcome slow_link(const RunReport& r) {
+RuleOutcome slow_link(const RunReport& r, const RuleSpec& rule) {
     const auto ms = find_measurements(r, "network.pair.bandwidth");
     std::vector<PairBandwidth> pairs;
     for (const auto* m : ms)
         pairs.push_back({label_of(*m, "pair"), m->summary.median});
-    if (pairs.size() < 3)
-        return RuleOutcome::missing("needs network.pair.bandwidth for 3 or more rank pairs (3 or more ranks)");
+    if (pairs.size() < min_pairs) return rule.missing();
     const auto slow = slow_pairs(pairs, slow_pair_fraction);
     if (slow.empty()) return RuleOutcome::none();
     const double typical = median_pair_bandwidth(pairs);
@@ -115,8 +116,8 @@ RuleOutcome slow_link(const RunReport& r) {
     std::string names;
     for (const auto& p : slow)
         names += (names.empty() ? "" : ", ") + p.pair;
-    Finding f = comparison_finding(
-        "network.pair.slow_link", "network", Severity::high,
+    Finding f = rule.comparison(
+        Severity::high,
         fmt::format("Rank pair {} moves {:.3g} GB/s, {:.1f}x below the median pair ({} slow: {})", slow.front().pair,
                     slow.front().gb_per_s, typical / slow.front().gb_per_s, slow.size(), names),
         *usual, "the median rank pair", *slowest, "the slowest rank pair", *gap, "");
@@ -135,10 +136,27 @@ RuleOutcome slow_link(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> network_rules() {
+    using In = RuleInput;
+    const std::string layer = "network";
     return {
-        {"network.allreduce.not_overlapped", "network", not_overlapped},
-        {"network.allreduce.below_p2p", "network", busbw_below_p2p},
-        {"network.pair.slow_link", "network", slow_link},
+        {{"network.allreduce.not_overlapped",
+          layer,
+          {In::metric(stage_metric, "stage=allreduce and stage=compute")},
+          {{"all-reduce share of the step", exposed_share_floor, true},
+           {"high severity from", exposed_share_high, true}}},
+         not_overlapped},
+        {{"network.allreduce.below_p2p",
+          layer,
+          {In::metric("network.allreduce.busbw"),
+           In::metric("network.p2p.bandwidth", "at a size network.allreduce.busbw was measured at")},
+          {{"p2p over busbw", busbw_ratio}}},
+         busbw_below_p2p},
+        {{"network.pair.slow_link",
+          layer,
+          {In::metric("network.pair.bandwidth", fmt::format("{} or more rank pairs: three ranks or more", min_pairs))},
+          {{"rank pairs needed", static_cast<double>(min_pairs)},
+           {"slow pair, fraction of the median pair", slow_pair_fraction}}},
+         slow_link},
     };
 }
 

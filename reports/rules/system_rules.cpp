@@ -33,6 +33,8 @@ constexpr double swap_mib_per_second = 1.0;
 // Every shared VM shows a little steal; from 5% one time slice in twenty goes to another guest.
 constexpr double steal_percent = 5.0;
 constexpr double steal_high_percent = 20.0;
+// A CPU device using half the usable CPUs or fewer loses half the throughput or more.
+constexpr double underused_high_gain = 0.5;
 // Activity windows shorter than this hold few samples: confidence grows with the window.
 constexpr double confident_window_seconds = 2.0;
 
@@ -68,9 +70,9 @@ std::vector<ConsumerFacts> top_consumers(const RunReport& r) {
     return out;
 }
 
-RuleOutcome cpu_contention(const RunReport& r) {
+RuleOutcome cpu_contention(const RunReport& r, const RuleSpec& rule) {
     const auto* others = find_measurement(r, "system.activity.others_cpu");
-    if (!others) return RuleOutcome::missing("needs system.activity.others_cpu");
+    if (!others) return rule.missing();
     const double share = others->summary.median;
     if (share < contention_percent) return RuleOutcome::none();
 
@@ -85,8 +87,8 @@ RuleOutcome cpu_contention(const RunReport& r) {
     const std::string of_what =
         allowed ? fmt::format("the {} clprobe may use", cpus_word(median(allowed))) : "the CPUs clprobe may use";
 
-    Finding f = make_finding(
-        "system", "system.cpu_contention", share >= contention_high_percent ? Severity::high : Severity::medium,
+    Finding f = rule.finding(
+        share >= contention_high_percent ? Severity::high : Severity::medium,
         fmt::format("Other processes used {:.0f}% of the CPU time of {} during the run{}", share, of_what,
                     named.empty()
                         ? fmt::format(" (none alone used {:g}% of a CPU: many small or short-lived processes)",
@@ -131,10 +133,10 @@ std::string quota_knob(const std::optional<CpuQuotaFacts>& quota, double allowed
         knob, allowed, allowed * 100);
 }
 
-RuleOutcome affinity_restricted(const RunReport& r) {
+RuleOutcome affinity_restricted(const RunReport& r, const RuleSpec& rule) {
     const auto* online = find_measurement(r, "system.cpus.online");
     const auto* allowed = find_measurement(r, "system.cpus.allowed");
-    if (!online || !allowed) return RuleOutcome::missing("needs system.cpus.online and system.cpus.allowed");
+    if (!online || !allowed) return rule.missing();
     const auto* quota = find_measurement(r, "system.cpu.quota");
     const double n_online = median(online), n_allowed = median(allowed);
     const bool fewer_cpus = n_allowed < n_online;
@@ -148,8 +150,7 @@ RuleOutcome affinity_restricted(const RunReport& r) {
                             : fmt::format("A CPU quota of {:.3g} CPUs caps this process below its {} allowed",
                                           median(quota), cpus_word(n_allowed));
     if (fewer_cpus && quota_below) title += fmt::format(", and a CPU quota caps it at {:.3g}", median(quota));
-    Finding f = make_finding("system", "system.affinity_restricted", cpu_device ? Severity::medium : Severity::low,
-                             std::move(title));
+    Finding f = rule.finding(cpu_device ? Severity::medium : Severity::low, std::move(title));
     f.evidence.push_back(evidence_of(*allowed, "every online CPU"));
     f.evidence.push_back(evidence_of(*online));
     if (quota) f.evidence.push_back(evidence_of(*quota, "no quota, or at least the allowed CPUs"));
@@ -192,11 +193,11 @@ RuleOutcome affinity_restricted(const RunReport& r) {
 
 // ---------------------------------------------------------------- system.cpu_device_underused
 
-RuleOutcome cpu_device_underused(const RunReport& r) {
-    if (!r.device) return RuleOutcome::missing("needs the device context");
+RuleOutcome cpu_device_underused(const RunReport& r, const RuleSpec& rule) {
+    if (!r.device) return rule.missing();
     if (r.device->type != "cpu") return RuleOutcome::none();
     const auto* allowed = find_measurement(r, "system.cpus.allowed");
-    if (!allowed) return RuleOutcome::missing("needs system.cpus.allowed");
+    if (!allowed) return rule.missing();
     if (r.device->compute_units == 0) return RuleOutcome::missing("the device reported no compute units");
     double usable = median(allowed);
     if (const auto* quota = find_measurement(r, "system.cpu.quota")) usable = std::min(usable, median(quota));
@@ -207,7 +208,7 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
 
     const double gain = 1.0 - cus / usable;
     Finding f =
-        make_finding("system", "system.cpu_device_underused", gain >= 0.5 ? Severity::high : Severity::medium,
+        rule.finding(gain >= underused_high_gain ? Severity::high : Severity::medium,
                      fmt::format("The OpenCL CPU device uses {:g} compute unit{} of the {} this process may use", cus,
                                  cus == 1 ? "" : "s", cpus_word(usable)));
     f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
@@ -248,15 +249,12 @@ RuleOutcome cpu_device_underused(const RunReport& r) {
 
 // ---------------------------------------------------------------- system.cpu_governor
 
-RuleOutcome cpu_governor(const RunReport& r) {
+RuleOutcome cpu_governor(const RunReport& r, const RuleSpec& rule) {
     const CpuFrequencyFacts freq = host_facts_of(r).value_or(HostFacts{}).frequency;
     const std::vector<std::string>& governors = freq.governors;
     const auto* loaded = find_measurement(r, "system.cpu.frequency.loaded");
     const auto* max = find_measurement(r, "system.cpu.frequency.max");
-    if (governors.empty() && !(loaded && max))
-        return RuleOutcome::missing(
-            "needs cpufreq (governor, or the clock under load and its maximum): the kernel exposes none here, as "
-            "usual in VMs");
+    if (governors.empty() && !(loaded && max)) return rule.missing();
     const bool low_clock = loaded && max && median(max) > 0 && median(loaded) < low_clock_fraction * median(max);
     const auto not_performance =
         std::find_if(governors.begin(), governors.end(), [](const std::string& g) { return g != "performance"; });
@@ -266,7 +264,7 @@ RuleOutcome cpu_governor(const RunReport& r) {
     Finding f;
     if (low_clock) {
         const double fraction = median(loaded) / median(max);
-        f = make_finding("system", "system.cpu_governor", Severity::medium,
+        f = rule.finding(Severity::medium,
                          fmt::format("Under load the CPUs ran at {:.0f} MHz, {:.0f}% of their {:.0f} MHz maximum "
                                      "(governor {})",
                                      median(loaded), 100 * fraction, median(max), governor_text));
@@ -276,7 +274,7 @@ RuleOutcome cpu_governor(const RunReport& r) {
         f.gain_basis = "time saved by compute-bound work running at the maximum clock instead of the measured one";
         f.confidence = std::max(min_confidence, comparison_confidence(*max, *loaded));
     } else {
-        f = make_finding("system", "system.cpu_governor", Severity::low,
+        f = rule.finding(Severity::low,
                          fmt::format("The CPU frequency governor is '{}', not 'performance': clocks rise only "
                                      "after load appears",
                                      *not_performance));
@@ -304,14 +302,13 @@ RuleOutcome cpu_governor(const RunReport& r) {
 
 // ---------------------------------------------------------------- system.memory_pressure
 
-RuleOutcome memory_pressure(const RunReport& r) {
+RuleOutcome memory_pressure(const RunReport& r, const RuleSpec& rule) {
     const auto* available = find_measurement(r, "system.memory.available");
     const auto* total = find_measurement(r, "system.memory.total");
     const auto* swap = find_measurement(r, "system.activity.swap");
     const auto* limit = find_measurement(r, "system.memory.limit");
     const auto* used = find_measurement(r, "system.memory.limit.used");
-    if (!(available && total) && !swap)
-        return RuleOutcome::missing("needs system.memory.available and system.memory.total, or system.activity.swap");
+    if (!(available && total) && !swap) return rule.missing();
 
     std::optional<double> host_fraction, limit_fraction;
     if (available && total && median(total) > 0) host_fraction = median(available) / median(total);
@@ -330,7 +327,7 @@ RuleOutcome memory_pressure(const RunReport& r) {
     if (limit_low)
         title += fmt::format("{}nly {:.1f}% of the cgroup's {:.1f} GiB memory limit was free",
                              title.empty() ? "O" : "; o", 100 * *limit_fraction, median(limit));
-    Finding f = make_finding("system", "system.memory_pressure", swapping ? Severity::high : Severity::medium, title);
+    Finding f = rule.finding(swapping ? Severity::high : Severity::medium, title);
     if (swap) f.evidence.push_back(evidence_of(*swap, fmt::format("below {:g} MiB/s", swap_mib_per_second)));
     if (available)
         f.evidence.push_back(
@@ -360,15 +357,15 @@ RuleOutcome memory_pressure(const RunReport& r) {
 
 // ---------------------------------------------------------------- system.hypervisor_steal
 
-RuleOutcome hypervisor_steal(const RunReport& r) {
+RuleOutcome hypervisor_steal(const RunReport& r, const RuleSpec& rule) {
     const auto* steal = find_measurement(r, "system.activity.steal");
-    if (!steal) return RuleOutcome::missing("needs system.activity.steal");
+    if (!steal) return rule.missing();
     const double share = steal->summary.median;
     if (share < steal_percent) return RuleOutcome::none();
     const std::string vendor = host_facts_of(r).value_or(HostFacts{}).hypervisor.name;
     const std::string by = vendor.empty() ? "The hypervisor" : "The hypervisor (" + vendor + ")";
-    Finding f = make_finding(
-        "system", "system.hypervisor_steal", share >= steal_high_percent ? Severity::high : Severity::medium,
+    Finding f = rule.finding(
+        share >= steal_high_percent ? Severity::high : Severity::medium,
         fmt::format("{} gave {:.1f}% of this VM's CPU time to other guests during the run (steal)", by, share));
     f.evidence.push_back(evidence_of(*steal, fmt::format("below {:.0f}% of CPU time", steal_percent)));
     f.suggestion =
@@ -384,13 +381,51 @@ RuleOutcome hypervisor_steal(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> system_rules() {
+    using In = RuleInput;
+    const std::string layer = "system";
+    const RuleThreshold window{"activity window for full confidence, s", confident_window_seconds};
+    // The governors come from system.host's facts; the clock under load and its maximum are
+    // alternatives to them, so they are named in words rather than checked before the rule runs.
+    const In cpufreq{In::Kind::facts,
+                     {system_host_probe_id},
+                     "the cpufreq governors, or system.cpu.frequency.loaded and system.cpu.frequency.max; "
+                     "VMs usually expose no cpufreq"};
     return {
-        {"system.cpu_contention", "system", cpu_contention},
-        {"system.hypervisor_steal", "system", hypervisor_steal},
-        {"system.affinity_restricted", "system", affinity_restricted},
-        {"system.cpu_device_underused", "system", cpu_device_underused},
-        {"system.cpu_governor", "system", cpu_governor},
-        {"system.memory_pressure", "system", memory_pressure},
+        {{"system.cpu_contention",
+          layer,
+          {In::metric("system.activity.others_cpu")},
+          {{"others' CPU time, % of the usable CPUs", contention_percent},
+           {"high severity from, %", contention_high_percent},
+           {"consumer named from, % of one CPU", named_consumer_percent},
+           window}},
+         cpu_contention},
+        {{"system.hypervisor_steal",
+          layer,
+          {In::metric("system.activity.steal")},
+          {{"steal, % of CPU time", steal_percent}, {"high severity from, %", steal_high_percent}, window}},
+         hypervisor_steal},
+        {{"system.affinity_restricted",
+          layer,
+          {In::metric("system.cpus.online"), In::metric("system.cpus.allowed")},
+          {{"quota below this share of the allowed CPUs", quota_tolerance}}},
+         affinity_restricted},
+        {{"system.cpu_device_underused",
+          layer,
+          {In::device(), In::metric("system.cpus.allowed")},
+          {{"high severity from gain", underused_high_gain}}},
+         cpu_device_underused},
+        {{"system.cpu_governor",
+          layer,
+          {cpufreq},
+          {{"clock under load, share of the maximum", low_clock_fraction, true}}},
+         cpu_governor},
+        {{"system.memory_pressure",
+          layer,
+          {In::any_metric({"system.memory.available", "system.memory.total", "system.activity.swap"},
+                          "available and total together, or swap")},
+          {{"free memory, share of the total or the limit", low_memory_fraction, true},
+           {"swap traffic, MiB/s", swap_mib_per_second}}},
+         memory_pressure},
     };
 }
 

@@ -14,15 +14,18 @@ namespace {
 
 // ---------------------------------------------------------------- reading the layer's facts
 
-// The summary of topology.host, or why it is not there.
+constexpr const char* host_probe_id = "topology.host";
+constexpr const char* device_probe_id = "topology.device";
+
+// The summary of topology.host, or why it is not there (the rule's inputs, when the probe did not run).
 struct HostFacts {
     std::optional<TopologyFacts> facts;
     std::string missing;
 };
 
-HostFacts host_facts(const RunReport& r) {
-    const ProbeResult* p = find_result(r, "topology.host");
-    if (!p || p->status != ProbeStatus::ok) return {std::nullopt, "needs topology.host (the topology layer)"};
+HostFacts host_facts(const RunReport& r, const RuleSpec& rule) {
+    const ProbeResult* p = find_result(r, host_probe_id);
+    if (!p || p->status != ProbeStatus::ok) return {std::nullopt, rule.needs()};
     auto facts = topology_facts_of(*p);
     if (!facts) return {std::nullopt, "topology.host holds no readable summary"};
     return {std::move(facts), {}};
@@ -85,14 +88,14 @@ std::string binding_commands(const std::vector<unsigned>& nodes) {
         list, hwloc_nodes);
 }
 
-RuleOutcome numa_mismatch(const RunReport& r) {
+RuleOutcome numa_mismatch(const RunReport& r, const RuleSpec& rule) {
     const auto dev = device_facts(r);
-    if (!dev) return RuleOutcome::missing("needs topology.device (the topology layer)");
+    if (!dev) return rule.missing();
     // A CPU device runs on the CPUs the process runs on: local by construction.
     if (dev->match == "cpu_device") return RuleOutcome::none();
     if (dev->match != "pci") return RuleOutcome::missing("the device is not located in the topology: " + dev->note);
     if (dev->numa_nodes.empty()) return RuleOutcome::missing("the topology gives the device no local NUMA node");
-    const HostFacts host = host_facts(r);
+    const HostFacts host = host_facts(r, rule);
     if (host.facts) {
         std::vector<unsigned> all;
         for (const auto& n : host.facts->numa_nodes)
@@ -141,7 +144,7 @@ RuleOutcome numa_mismatch(const RunReport& r) {
     }
     if (title.empty()) return RuleOutcome::none();
 
-    Finding f = make_finding("topology", "topology.numa_mismatch", severity, std::move(title));
+    Finding f = rule.finding(severity, std::move(title));
     if (const Measurement* node = find_measurement(r, "topology.device.numa_node"))
         f.evidence.push_back(evidence_of(*node, "the NUMA node the process and its memory should be on"));
     f.suggestion = fmt::format(
@@ -206,8 +209,8 @@ std::optional<double> path_gain(const std::vector<LinkCheck>& links) {
     return 1.0 - *now / *possible;
 }
 
-RuleOutcome pcie_link_degraded(const RunReport& r) {
-    const HostFacts host = host_facts(r);
+RuleOutcome pcie_link_degraded(const RunReport& r, const RuleSpec& rule) {
+    const HostFacts host = host_facts(r, rule);
     if (!host.facts) return RuleOutcome::missing(host.missing);
     if (!host.facts->has_pci) return RuleOutcome::missing("the topology holds no PCI information");
     const std::vector<LinkCheck> links = links_to_check(*host.facts, selected_address(r));
@@ -237,8 +240,8 @@ RuleOutcome pcie_link_degraded(const RunReport& r) {
 
     const Degraded& worst = degraded.front();
     const PcieLinkFacts& wl = *worst.check->link;
-    Finding f = make_finding(
-        "topology", "topology.pcie_link_degraded", worst.severity,
+    Finding f = rule.finding(
+        worst.severity,
         fmt::format("{} trained at {}; both ends can do {}{}", worst.check->what,
                     describe_link(wl.current.gt_per_s, wl.current.width), describe_link(wl.max.gt_per_s, wl.max.width),
                     degraded.size() > 1 ? fmt::format(" ({} links below their maximum)", degraded.size()) : ""));
@@ -353,8 +356,8 @@ std::string joined(const std::vector<std::string>& items) {
     return out;
 }
 
-RuleOutcome shared_link(const RunReport& r) {
-    const HostFacts host = host_facts(r);
+RuleOutcome shared_link(const RunReport& r, const RuleSpec& rule) {
+    const HostFacts host = host_facts(r, rule);
     if (!host.facts) return RuleOutcome::missing(host.missing);
     if (!host.facts->has_pci) return RuleOutcome::missing("the topology holds no PCI information");
     const std::string selected = selected_address(r);
@@ -379,7 +382,7 @@ RuleOutcome shared_link(const RunReport& r) {
         up.gb_per_s ? fmt::format("one {} link ({:.1f} GB/s)", describe_link(up.gt_per_s, up.width), *up.gb_per_s)
                     : std::string("one link");
     Finding f =
-        make_finding("topology", "topology.shared_link", s.has_selected && known ? Severity::medium : Severity::low,
+        rule.finding(s.has_selected && known ? Severity::medium : Severity::low,
                      fmt::format("{} devices share {} below root port {}: {}{}", s.devices.size(), upstream_text,
                                  s.upstream->address, joined(members),
                                  known ? fmt::format(" ({:.1f} GB/s of device links behind it)", *s.demand) : ""));
@@ -414,10 +417,15 @@ RuleOutcome shared_link(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> topology_rules() {
+    // The facts are read, not measured: these rules compare no measurement with a threshold.
+    using In = RuleInput;
+    const std::string layer = "topology";
+    const In device{In::Kind::facts, {device_probe_id}, "the topology layer"};
+    const In host{In::Kind::facts, {host_probe_id}, "the topology layer"};
     return {
-        {"topology.numa_mismatch", "topology", numa_mismatch},
-        {"topology.pcie_link_degraded", "topology", pcie_link_degraded},
-        {"topology.shared_link", "topology", shared_link},
+        {{"topology.numa_mismatch", layer, {device}, {}}, numa_mismatch},
+        {{"topology.pcie_link_degraded", layer, {host}, {}}, pcie_link_degraded},
+        {{"topology.shared_link", layer, {host}, {}}, shared_link},
     };
 }
 

@@ -49,8 +49,8 @@ std::string gb(double v) {
     return fmt::format("{:.3g} GB/s", v);
 }
 
-RuleOutcome pageable_slow(const RunReport& r) {
-    if (!r.device) return RuleOutcome::missing("needs the device context");
+RuleOutcome pageable_slow(const RunReport& r, const RuleSpec& rule) {
+    if (!r.device) return rule.missing();
     if (shares_host_memory(*r.device)) return RuleOutcome::none();  // nothing to pin: a copy is a memcpy
     struct Candidate {
         const char* direction;
@@ -68,13 +68,12 @@ RuleOutcome pageable_slow(const RunReport& r) {
         if (auto gap = significant_gap(*pinned, *pageable, pinned_ratio))
             found.push_back({dir, stage, gap, pinned, pageable});
     }
-    if (!any_input)
-        return RuleOutcome::missing("needs the pinned and pageable transfer headlines (transfer.bandwidth)");
+    if (!any_input) return rule.missing();
     if (found.empty()) return RuleOutcome::none();
     const auto& c = *std::max_element(found.begin(), found.end(),
                                       [](const auto& a, const auto& b) { return a.gap->ratio < b.gap->ratio; });
-    Finding f = comparison_finding(
-        "transfer.pageable_slow", "transfer", Severity::high,
+    Finding f = rule.comparison(
+        Severity::high,
         fmt::format("Pageable host memory copies {} at {:.0f}% of the pinned rate ({} vs {})", c.direction,
                     100 / c.gap->ratio, gb(c.pageable->summary.median), gb(c.pinned->summary.median)),
         *c.pinned, "pinned host memory (CL_MEM_ALLOC_HOST_PTR), the best path", *c.pageable, "malloc'd host memory",
@@ -88,13 +87,13 @@ RuleOutcome pageable_slow(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome small_transfers(const RunReport& r) {
+RuleOutcome small_transfers(const RunReport& r, const RuleSpec& rule) {
     auto series = find_measurements(r, "transfer.h2d.pageable.bandwidth", {{"path", "pageable"}, {"blocking", "true"}});
     series.erase(
         std::remove_if(series.begin(), series.end(), [](const Measurement* m) { return !m->labels.count("size"); }),
         series.end());
     const auto size_of = [](const Measurement* m) { return std::strtod(m->labels.at("size").c_str(), nullptr); };
-    if (series.size() < 2) return RuleOutcome::missing("needs transfer.h2d.pageable.bandwidth at two sizes or more");
+    if (series.size() < 2) return rule.missing();
     std::sort(series.begin(), series.end(), [&](auto* a, auto* b) { return size_of(a) < size_of(b); });
     // Against the series' best size (the peak that transfer.half_peak_size halves), which on a
     // CPU device can be a cache-sized one.
@@ -104,8 +103,8 @@ RuleOutcome small_transfers(const RunReport& r) {
     const auto gap = significant_gap(large, small, small_ratio);
     if (!gap) return RuleOutcome::none();
 
-    Finding f = comparison_finding(
-        "transfer.small_transfers", "transfer", Severity::low,
+    Finding f = rule.comparison(
+        Severity::low,
         fmt::format("A {} transfer runs at {:.0f}% of a {} one: small copies are dominated by their fixed cost",
                     bytes_text(size_of(&small)), 100 / gap->ratio, bytes_text(size_of(&large))),
         large, "the best size", small, "the smallest transfer measured", *gap,
@@ -128,15 +127,14 @@ RuleOutcome small_transfers(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome no_overlap(const RunReport& r) {
+RuleOutcome no_overlap(const RunReport& r, const RuleSpec& rule) {
     const auto* serial = find_measurement(r, "transfer.pipeline.step_time", {{"variant", "serial"}});
     const auto* overlapped = find_measurement(r, "transfer.pipeline.step_time", {{"variant", "overlapped"}});
     const auto* efficiency = headline(r, "transfer.overlap.efficiency");
-    if (!serial || !overlapped || !efficiency)
-        return RuleOutcome::missing("needs transfer.pipeline.step_time and transfer.overlap.efficiency");
+    if (!serial || !overlapped || !efficiency) return rule.missing();
     if (const auto gap = significant_gap(*overlapped, *serial, overlap_ratio)) {
-        Finding f = comparison_finding(
-            "transfer.no_overlap", "transfer", Severity::medium,
+        Finding f = rule.comparison(
+            Severity::medium,
             fmt::format("Copies and kernels overlap on this device: a serial step takes {:.2f}x an overlapped one "
                         "(overlap efficiency {:.0f}%)",
                         gap->ratio, 100 * efficiency->summary.median),
@@ -154,10 +152,10 @@ RuleOutcome no_overlap(const RunReport& r) {
     // "No overlap" rests on two step times being alike: only as sure as they are steady.
     const double confidence = std::clamp(1.0 - serial->summary.cv - overlapped->summary.cv, 0.0, 1.0);
     if (confidence < min_confidence) return RuleOutcome::none();
-    Finding f = make_finding("transfer", "transfer.no_overlap", Severity::low,
-                             fmt::format("This device and driver do not overlap copies with kernels (overlap "
-                                         "efficiency {:.0f}%)",
-                                         100 * efficiency->summary.median));
+    Finding f =
+        rule.finding(Severity::low, fmt::format("This device and driver do not overlap copies with kernels (overlap "
+                                                "efficiency {:.0f}%)",
+                                                100 * efficiency->summary.median));
     f.evidence = {evidence_of(*efficiency, fmt::format("at least {:.0f}% where copies run beside kernels",
                                                        100 * no_overlap_efficiency)),
                   evidence_of(*serial, "serial step"), evidence_of(*overlapped, "stages on separate queues")};
@@ -171,21 +169,21 @@ RuleOutcome no_overlap(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome numa_penalty(const RunReport& r) {
+RuleOutcome numa_penalty(const RunReport& r, const RuleSpec& rule) {
     const auto rows = find_measurements(r, "transfer.numa.h2d.bandwidth");
-    if (rows.size() < 2) return RuleOutcome::missing("needs transfer.numa (a host with two or more NUMA nodes)");
+    if (rows.size() < 2) return rule.missing();
     const auto by_median = [](auto* a, auto* b) { return a->summary.median < b->summary.median; };
     const Measurement& best = **std::max_element(rows.begin(), rows.end(), by_median);
     const Measurement& worst = **std::min_element(rows.begin(), rows.end(), by_median);
     const auto gap = significant_gap(best, worst, numa_ratio);
     if (!gap) return RuleOutcome::none();
     const std::string node = label_of(best, "node");
-    Finding f = comparison_finding(
-        "transfer.numa_penalty", "transfer", Severity::medium,
-        fmt::format("Host memory on NUMA node {} copies at {:.0f}% of node {}'s rate", label_of(worst, "node"),
-                    100 / gap->ratio, node),
-        best, label_of(best, "local") == "yes" ? "the device's local node" : "the fastest node", worst,
-        "the slowest node", *gap, "time saved on the upload stage by placing host buffers on the fastest node");
+    Finding f = rule.comparison(Severity::medium,
+                                fmt::format("Host memory on NUMA node {} copies at {:.0f}% of node {}'s rate",
+                                            label_of(worst, "node"), 100 / gap->ratio, node),
+                                best, label_of(best, "local") == "yes" ? "the device's local node" : "the fastest node",
+                                worst, "the slowest node", *gap,
+                                "time saved on the upload stage by placing host buffers on the fastest node");
     f.estimated_gain.reset();
     f.target = stage_target("", Stage::upload, gap->gain());
     f.suggestion = fmt::format(
@@ -196,24 +194,24 @@ RuleOutcome numa_penalty(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome link_underused(const RunReport& r) {
-    if (!r.device) return RuleOutcome::missing("needs the device context");
+RuleOutcome link_underused(const RunReport& r, const RuleSpec& rule) {
+    if (!r.device) return rule.missing();
     if (shares_host_memory(*r.device)) return RuleOutcome::none();  // no link between host and device memory
     const auto* link = headline(r, "topology.device.link_bandwidth");
-    if (!link) return RuleOutcome::missing("needs topology.device.link_bandwidth (the topology layer)");
+    if (!link) return rule.missing();
     const Measurement* pinned = nullptr;
     for (const char* metric : {"transfer.h2d.pinned.bandwidth", "transfer.d2h.pinned.bandwidth"})
         if (const auto* m = headline(r, metric); m && (!pinned || m->summary.median > pinned->summary.median))
             pinned = m;
-    if (!pinned) return RuleOutcome::missing("needs the pinned transfer headlines (transfer.bandwidth)");
+    if (!pinned) return rule.missing();
     const double fraction = pinned->summary.median / link->summary.median;
     if (!(fraction < link_fraction)) return RuleOutcome::none();
     const double confidence = comparison_confidence(*link, *pinned);
     if (confidence < min_confidence) return RuleOutcome::none();
 
-    Finding f = make_finding("transfer", "transfer.link_underused", Severity::high,
-                             fmt::format("Pinned transfers reach {}, {:.0f}% of the PCIe link's {}",
-                                         gb(pinned->summary.median), 100 * fraction, gb(link->summary.median)));
+    Finding f =
+        rule.finding(Severity::high, fmt::format("Pinned transfers reach {}, {:.0f}% of the PCIe link's {}",
+                                                 gb(pinned->summary.median), 100 * fraction, gb(link->summary.median)));
     f.evidence = {
         evidence_of(*pinned, "the best pinned path"),
         evidence_of(*link, fmt::format("pinned copies usually reach well over {:.0f}% of it", 100 * link_fraction))};
@@ -228,17 +226,16 @@ RuleOutcome link_underused(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome zero_copy_available(const RunReport& r) {
-    if (!r.device) return RuleOutcome::missing("needs the device context");
+RuleOutcome zero_copy_available(const RunReport& r, const RuleSpec& rule) {
+    if (!r.device) return rule.missing();
     if (!shares_host_memory(*r.device)) return RuleOutcome::none();  // a discrete device must copy
     const auto* zero = headline(r, "transfer.h2d.zero_copy.bandwidth");
     const auto* pageable = headline(r, "transfer.h2d.pageable.bandwidth");
-    if (!zero || !pageable)
-        return RuleOutcome::missing("needs transfer.h2d.zero_copy.bandwidth and transfer.h2d.pageable.bandwidth");
+    if (!zero || !pageable) return rule.missing();
     const auto gap = significant_gap(*zero, *pageable, zero_copy_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "transfer.zero_copy_available", "transfer", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("The device shares host memory: mapping a buffer hands data over {:.0f}x faster than copying it",
                     gap->ratio),
         *zero, "map + unmap of a CL_MEM_USE_HOST_PTR buffer (nothing copied)", *pageable,
@@ -264,7 +261,7 @@ const Measurement* best_driver_copy(const RunReport& r, const char* direction) {
     return best;
 }
 
-RuleOutcome kernel_copy_faster(const RunReport& r) {
+RuleOutcome kernel_copy_faster(const RunReport& r, const RuleSpec& rule) {
     struct Candidate {
         const char* direction;
         Stage stage;
@@ -281,10 +278,7 @@ RuleOutcome kernel_copy_faster(const RunReport& r) {
         if (auto gap = significant_gap(*kernel, *driver, kernel_copy_ratio))
             found.push_back({dir, stage, *gap, kernel, driver});
     }
-    if (!any_input)
-        return RuleOutcome::missing(
-            "needs transfer.<dir>.kernel_copy.bandwidth and a pinned or pageable headline of the same direction "
-            "(transfer.bandwidth)");
+    if (!any_input) return rule.missing();
     if (found.empty()) return RuleOutcome::none();
     // The direction that saves more of the measured step (a download of a few bytes saves nothing
     // however fast its kernel copy is); the larger ratio when no step has either stage.
@@ -297,8 +291,8 @@ RuleOutcome kernel_copy_faster(const RunReport& r) {
         const double sa = saved(a), sb = saved(b);
         return sa != sb ? sa < sb : a.gap.ratio < b.gap.ratio;
     });
-    Finding f = comparison_finding(
-        "transfer.kernel_copy_faster", "transfer", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("A copy kernel moves {} data {:.2f}x faster than the driver's best copy ({} vs {})", c.direction,
                     c.gap.ratio, gb(c.kernel->summary.median), gb(c.driver->summary.median)),
         *c.kernel,
@@ -330,14 +324,53 @@ RuleOutcome kernel_copy_faster(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> transfer_rules() {
+    using In = RuleInput;
+    const std::string layer = "transfer";
+    const In pinned =
+        In::any_metric({"transfer.h2d.pinned.bandwidth", "transfer.d2h.pinned.bandwidth"}, "the headline");
+    const In h2d_pageable = In::metric("transfer.h2d.pageable.bandwidth", "the headline");
+    const In pageable = In::any_metric({h2d_pageable.names[0], "transfer.d2h.pageable.bandwidth"},
+                                       "the headline of the pinned one's direction");
+    const In driver_copy = In::any_metric({pinned.names[0], pinned.names[1], pageable.names[0], pageable.names[1]},
+                                          "a headline of the kernel copy's direction");
+    // The link rate is topology.device's fact: a CPU or unified-memory device has none, and the
+    // rule is silent there rather than not evaluated, so it is not checked before the rule runs.
+    const In link{In::Kind::facts, {"topology.device"}, "its link rate, topology.device.link_bandwidth"};
     return {
-        {"transfer.pageable_slow", "transfer", pageable_slow},
-        {"transfer.small_transfers", "transfer", small_transfers},
-        {"transfer.no_overlap", "transfer", no_overlap},
-        {"transfer.numa_penalty", "transfer", numa_penalty},
-        {"transfer.link_underused", "transfer", link_underused},
-        {"transfer.zero_copy_available", "transfer", zero_copy_available},
-        {"transfer.kernel_copy_faster", "transfer", kernel_copy_faster},
+        {{"transfer.pageable_slow", layer, {In::device(), pinned, pageable}, {{"pinned over pageable", pinned_ratio}}},
+         pageable_slow},
+        {{"transfer.small_transfers",
+          layer,
+          {In::metric(h2d_pageable.names[0], "path=pageable, blocking=true, at two sizes or more")},
+          {{"best size over the smallest", small_ratio}}},
+         small_transfers},
+        {{"transfer.no_overlap",
+          layer,
+          {In::metric("transfer.pipeline.step_time", "variant=serial and variant=overlapped"),
+           In::metric("transfer.overlap.efficiency", "the headline")},
+          {{"serial over overlapped step", overlap_ratio}, {"overlap efficiency", no_overlap_efficiency}}},
+         no_overlap},
+        {{"transfer.numa_penalty",
+          layer,
+          {In::metric("transfer.numa.h2d.bandwidth", "two NUMA nodes or more")},
+          {{"best node over the worst", numa_ratio}}},
+         numa_penalty},
+        {{"transfer.link_underused",
+          layer,
+          {In::device(), link, pinned},
+          {{"pinned share of the link", link_fraction}}},
+         link_underused},
+        {{"transfer.zero_copy_available",
+          layer,
+          {In::device(), In::metric("transfer.h2d.zero_copy.bandwidth", "the headline"), h2d_pageable},
+          {{"zero-copy over pageable", zero_copy_ratio}}},
+         zero_copy_available},
+        {{"transfer.kernel_copy_faster",
+          layer,
+          {In::any_metric({"transfer.h2d.kernel_copy.bandwidth", "transfer.d2h.kernel_copy.bandwidth"}, "the headline"),
+           driver_copy},
+          {{"kernel copy over the best driver copy", kernel_copy_ratio}}},
+         kernel_copy_faster},
     };
 }
 

@@ -16,6 +16,18 @@ using namespace clprobe::test;
 
 namespace {
 
+// A rule whose inputs are missing gives the "needs ..." sentence derived from its declaration,
+// and that sentence names what the test removed.
+void check_needs(const RunReport& r, const std::string& rule_id, const std::string& names) {
+    const std::string reason = skipped_rule(r, rule_id).reason;
+    CHECK(reason == rule_named(attention_rules(), rule_id).needs());
+    CHECK_THAT(reason, Catch::Contains(names));
+}
+
+}  // namespace
+
+namespace {
+
 Measurement prefill(const std::string& variant, const std::string& tile, std::vector<double> s) {
     return seconds("attention.prefill.time", {{"variant", variant}, {"tile", tile}, {"seq", "1024"}}, std::move(s),
                    TimerKind::device_profiling);
@@ -38,6 +50,12 @@ RunReport report_of(std::vector<Measurement> ms, ProbeStatus fp16_status = Probe
 // Straight from the rule, not through analyze(): these tests read the outcome itself.
 RuleOutcome evaluate(const std::string& id, const RunReport& r) {
     return rule_named(attention_rules(), id).evaluate(r);
+}
+
+// The rule's own "needs ..." sentence, derived from its declaration.
+void check_needs(const RuleOutcome& outcome, const std::string& id) {
+    CHECK_FALSE(outcome.finding);
+    CHECK(outcome.not_evaluated == rule_named(attention_rules(), id).needs());
 }
 
 }  // namespace
@@ -67,7 +85,8 @@ TEST_CASE("attention.prefill.unfused: fused gain targets the prefill stage", "[r
     CHECK_FALSE(evaluate("attention.prefill.unfused", report_of({prefill("unfused", "none", spread(0.15, 0.4)),
                                                                  prefill("fused", "32x64", spread(0.1, 0.4))}))
                     .finding);
-    CHECK(evaluate("attention.prefill.unfused", report_of({prefill("fused", "32x64", steady(0.1))})).not_evaluated);
+    check_needs(evaluate("attention.prefill.unfused", report_of({prefill("fused", "32x64", steady(0.1))})),
+                "attention.prefill.unfused");
 }
 
 TEST_CASE("attention.decode.below_roofline holds the longest cache against its level's roof", "[rules][attention]") {
@@ -88,9 +107,9 @@ TEST_CASE("attention.decode.below_roofline holds the longest cache against its l
     CHECK_FALSE(evaluate("attention.decode.below_roofline", report_of({fraction(0.7, "single", "4096")})).finding);
     CHECK_FALSE(
         evaluate("attention.decode.below_roofline", report_of({fraction(0.45, "single", "4096", 0.4)})).finding);
-    CHECK(evaluate("attention.decode.below_roofline",
-                   report_of({rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}}, steady(20))}))
-              .not_evaluated);
+    check_needs(evaluate("attention.decode.below_roofline",
+                         report_of({rate("attention.decode.bandwidth", "GB/s", {{"precision", "fp32"}}, steady(20))})),
+                "attention.decode.below_roofline");
 }
 
 TEST_CASE("attention.decode.kv_precision reports the faster lower precision with its error", "[rules][attention]") {
@@ -105,7 +124,8 @@ TEST_CASE("attention.decode.kv_precision reports the faster lower precision with
     CHECK(found.finding->estimated_gain == Approx(0.5));
     CHECK_FALSE(
         evaluate("attention.decode.kv_precision", report_of({decode("fp32", 0.002), decode("int8", 0.0019)})).finding);
-    CHECK(evaluate("attention.decode.kv_precision", report_of({decode("fp32", 0.002)})).not_evaluated);
+    check_needs(evaluate("attention.decode.kv_precision", report_of({decode("fp32", 0.002)})),
+                "attention.decode.kv_precision");
 }
 
 TEST_CASE("attention.batching.padding: bucketing or packing beats padding", "[rules][attention]") {
@@ -122,7 +142,8 @@ TEST_CASE("attention.batching.padding: bucketing or packing beats padding", "[ru
     CHECK(found.finding->target->stage == "prefill");
     CHECK_FALSE(
         evaluate("attention.batching.padding", report_of({tput("padded", 1000), tput("packed", 1100)})).finding);
-    CHECK(evaluate("attention.batching.padding", report_of({tput("padded", 1000)})).not_evaluated);
+    check_needs(evaluate("attention.batching.padding", report_of({tput("padded", 1000)})),
+                "attention.batching.padding");
 }
 
 TEST_CASE("attention.fp16.unavailable follows the fp16 probe's status", "[rules][attention]") {
@@ -131,7 +152,7 @@ TEST_CASE("attention.fp16.unavailable follows the fp16 probe's status", "[rules]
     CHECK_THAT(found.finding->title, Catch::Contains("cl_khr_fp16"));
     CHECK_FALSE(found.finding->estimated_gain);
     CHECK_FALSE(evaluate("attention.fp16.unavailable", report_of({})).finding);
-    CHECK(evaluate("attention.fp16.unavailable", RunReport{}).not_evaluated);
+    check_needs(evaluate("attention.fp16.unavailable", RunReport{}), "attention.fp16.unavailable");
 }
 
 TEST_CASE("attention.host.offload: the host beating the best device prefill", "[rules][attention]") {
@@ -144,7 +165,7 @@ TEST_CASE("attention.host.offload: the host beating the best device prefill", "[
     CHECK(found.finding->estimated_gain == Approx(0.5));
     CHECK_THAT(found.finding->title, Catch::Contains("2.0x"));
     CHECK_FALSE(evaluate("attention.host.offload", report_of({host, prefill("fused", "32x64", steady(0.04))})).finding);
-    CHECK(evaluate("attention.host.offload", report_of({host})).not_evaluated);
+    check_needs(evaluate("attention.host.offload", report_of({host})), "attention.host.offload");
 }
 
 namespace {
@@ -222,10 +243,11 @@ TEST_CASE("attention.memory.unfused_does_not_fit: from half the binding limit, g
     CHECK(f.evidence.size() == 5);  // bytes, largest buffer, both device limits, the unfused capacity
 
     // Missing: no memory measurements, or no device limits.
-    check_not_evaluated(analyzed(MemoryReport().variant("fused", 10, 1).r, attention_rules(), unfused_id), unfused_id);
+    check_needs(analyzed(MemoryReport().variant("fused", 10, 1).r, attention_rules(), unfused_id), unfused_id,
+                "variant=unfused");
     MemoryReport no_device;
     no_device.variant("unfused", 2000, 100).r.device.reset();
-    check_not_evaluated(analyzed(no_device.r, attention_rules(), unfused_id), unfused_id);
+    check_needs(analyzed(no_device.r, attention_rules(), unfused_id), unfused_id, "the device context");
 }
 
 TEST_CASE("attention.memory.shape_does_not_fit: the fused prefill beyond the device, or skipped by the probe",
@@ -246,6 +268,6 @@ TEST_CASE("attention.memory.shape_does_not_fit: the fused prefill beyond the dev
     CHECK(f.severity == Severity::medium);
     CHECK_THAT(f.title, Catch::Contains("3.0x") && Catch::Contains("largest allocation"));
     CHECK_THAT(f.suggestion, Catch::Contains("batch x seq 1300") && Catch::Contains("batch x seq 900"));
-    check_not_evaluated(analyzed(MemoryReport().variant("unfused", 3000, 750).r, attention_rules(), shape_id),
-                        shape_id);
+    check_needs(analyzed(MemoryReport().variant("unfused", 3000, 750).r, attention_rules(), shape_id), shape_id,
+                "variant=fused");
 }

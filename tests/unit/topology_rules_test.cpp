@@ -63,6 +63,14 @@ void check_not_evaluated(const RunReport& r, const std::string& rule_id, const s
     CHECK_THAT(skipped_rule(r, rule_id).reason, Catch::Matchers::Contains(why_part));
 }
 
+// A probe that did not run, or ran without usable facts: the "needs ..." sentence derived from the
+// rule's declaration, naming that probe.
+void check_needs(const RunReport& r, const std::string& rule_id, const std::string& probe_id) {
+    const std::string reason = skipped_rule(r, rule_id).reason;
+    CHECK(reason == rule_named(topology_rules(), rule_id).needs());
+    CHECK_THAT(reason, Catch::Matchers::Contains(probe_id));
+}
+
 const char* const numa = "topology.numa_mismatch";
 const char* const degraded = "topology.pcie_link_degraded";
 const char* const shared = "topology.shared_link";
@@ -184,13 +192,13 @@ TEST_CASE("numa_mismatch: one NUMA node, CPU devices, unknown binding", "[rules]
 
 TEST_CASE("numa_mismatch: inputs missing", "[rules][topology]") {
     const Topology t = topology_fixture("two_socket_two_gpus.xml");
-    check_not_evaluated(analyzed(topology_report(t), topology_rules(), numa), numa, "needs topology.device");
+    check_needs(analyzed(topology_report(t), topology_rules(), numa), numa, "topology.device");
     check_not_evaluated(analyzed(topology_report(t, DeviceQuery{"gpu", {}}, bound_to("0-3")), topology_rules(), numa),
                         numa, "no PCI address");
-    check_not_evaluated(analyzed(RunReport{}, topology_rules(), numa), numa, "needs topology.device");
+    check_needs(analyzed(RunReport{}, topology_rules(), numa), numa, "topology.device");
     RunReport broken = topology_report(t, gpu_at("0000:17:00.0"), bound_to("16-31"));
     broken.results[1].attributes["locality"] = "damaged";
-    check_not_evaluated(analyzed(broken, topology_rules(), numa), numa, "needs topology.device");
+    check_needs(analyzed(broken, topology_rules(), numa), numa, "topology.device");
 }
 
 // ---------------------------------------------------------------- topology.pcie_link_degraded
@@ -276,7 +284,7 @@ TEST_CASE("pcie_link_degraded: an x16 card in an x8 slot is not degraded", "[rul
 }
 
 TEST_CASE("pcie_link_degraded: inputs missing", "[rules][topology]") {
-    check_not_evaluated(analyzed(RunReport{}, topology_rules(), degraded), degraded, "needs topology.host");
+    check_needs(analyzed(RunReport{}, topology_rules(), degraded), degraded, "topology.host");
     check_not_evaluated(analyzed(topology_report(topology_fixture("no_pci_vm.xml")), topology_rules(), degraded),
                         degraded, "no PCI information");
     // The VM's virtio NIC reports no link.
@@ -286,7 +294,7 @@ TEST_CASE("pcie_link_degraded: inputs missing", "[rules][topology]") {
     broken.results[0].attributes["summary"] = nlohmann::json::array();
     check_not_evaluated(analyzed(broken, topology_rules(), degraded), degraded, "no readable summary");
     broken.results[0].status = ProbeStatus::error;
-    check_not_evaluated(analyzed(broken, topology_rules(), degraded), degraded, "needs topology.host");
+    check_needs(analyzed(broken, topology_rules(), degraded), degraded, "topology.host");
 }
 
 // ---------------------------------------------------------------- topology.shared_link
@@ -374,7 +382,7 @@ TEST_CASE("shared_link: one device per root port, and the functions of one card"
 }
 
 TEST_CASE("shared_link: inputs missing", "[rules][topology]") {
-    check_not_evaluated(analyzed(RunReport{}, topology_rules(), shared), shared, "needs topology.host");
+    check_needs(analyzed(RunReport{}, topology_rules(), shared), shared, "topology.host");
     check_not_evaluated(analyzed(topology_report(topology_fixture("no_pci_vm.xml")), topology_rules(), shared), shared,
                         "no PCI information");
 }

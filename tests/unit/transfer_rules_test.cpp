@@ -14,6 +14,18 @@ using namespace clprobe::test;
 
 namespace {
 
+// A rule whose inputs are missing gives the "needs ..." sentence derived from its declaration,
+// and that sentence names what the test removed.
+void check_needs(const RunReport& r, const std::string& rule_id, const std::string& names) {
+    const std::string reason = skipped_rule(r, rule_id).reason;
+    CHECK(reason == rule_named(transfer_rules(), rule_id).needs());
+    CHECK_THAT(reason, Catch::Contains(names));
+}
+
+}  // namespace
+
+namespace {
+
 RunReport report_of(std::vector<Measurement> measurements, const std::string& type = "gpu") {
     RunReport r = report_with("transfer.synthetic", "transfer", std::move(measurements));
     r.device = synthetic_device(type);
@@ -75,7 +87,8 @@ TEST_CASE("transfer.pageable_slow: below 1.25x, noisy, or a CPU device: no findi
 }
 
 TEST_CASE("transfer.pageable_slow: missing headlines are reported", "[rules][transfer]") {
-    check_not_evaluated(analyzed(report_of({}), transfer_rules(), "transfer.pageable_slow"), "transfer.pageable_slow");
+    check_needs(analyzed(report_of({}), transfer_rules(), "transfer.pageable_slow"), "transfer.pageable_slow",
+                "transfer.h2d.pinned.bandwidth");
 }
 
 // ---------------------------------------------------------------- transfer.small_transfers
@@ -107,8 +120,8 @@ TEST_CASE("transfer.small_transfers: below 4x or noisy: no finding; one size: mi
                           "transfer.small_transfers"));  // 4.5x, confidence 0.44
     auto one = sweep(1, 10);
     one.erase(one.begin());
-    check_not_evaluated(analyzed(report_of(one), transfer_rules(), "transfer.small_transfers"),
-                        "transfer.small_transfers");
+    check_needs(analyzed(report_of(one), transfer_rules(), "transfer.small_transfers"), "transfer.small_transfers",
+                "at two sizes or more");
 }
 
 // ---------------------------------------------------------------- transfer.no_overlap
@@ -142,7 +155,8 @@ TEST_CASE("transfer.no_overlap: partial overlap inside the noise, or missing inp
     check_silent(analyzed(report_of(overlap(1.0, 0.8, 0.3, 0.2)), transfer_rules(), "transfer.no_overlap"));
     // No overlap measured, but the step times are too noisy to say so.
     check_silent(analyzed(report_of(overlap(1.0, 1.0, 0.0, 0.3)), transfer_rules(), "transfer.no_overlap"));
-    check_not_evaluated(analyzed(report_of({}), transfer_rules(), "transfer.no_overlap"), "transfer.no_overlap");
+    check_needs(analyzed(report_of({}), transfer_rules(), "transfer.no_overlap"), "transfer.no_overlap",
+                "transfer.pipeline.step_time");
 }
 
 // ---------------------------------------------------------------- transfer.numa_penalty
@@ -168,7 +182,8 @@ TEST_CASE("transfer.numa_penalty: below 1.15x or noisy: no finding; one node: mi
     check_silent(analyzed(report_of(numa(20, 12, 0.25)), transfer_rules(), "transfer.numa_penalty"));
     auto one = numa(20, 12);
     one.pop_back();
-    check_not_evaluated(analyzed(report_of(one), transfer_rules(), "transfer.numa_penalty"), "transfer.numa_penalty");
+    check_needs(analyzed(report_of(one), transfer_rules(), "transfer.numa_penalty"), "transfer.numa_penalty",
+                "two NUMA nodes or more");
 }
 
 // ---------------------------------------------------------------- transfer.link_underused
@@ -192,8 +207,8 @@ TEST_CASE("transfer.link_underused: above half the link, noisy, CPU device, or n
     check_silent(analyzed(report_of(link(31.5, 20)), transfer_rules(), "transfer.link_underused"));
     check_silent(analyzed(report_of(link(31.5, 14, 0.4)), transfer_rules(), "transfer.link_underused"));
     check_silent(analyzed(report_of(link(31.5, 8), "cpu"), transfer_rules(), "transfer.link_underused"));
-    check_not_evaluated(analyzed(report_of(headlines(8, 4)), transfer_rules(), "transfer.link_underused"),
-                        "transfer.link_underused");
+    check_needs(analyzed(report_of(headlines(8, 4)), transfer_rules(), "transfer.link_underused"),
+                "transfer.link_underused", "topology.device.link_bandwidth");
 }
 
 // ---------------------------------------------------------------- transfer.zero_copy_available
@@ -218,8 +233,8 @@ TEST_CASE("transfer.zero_copy_available: below 1.25x, noisy, or a discrete GPU: 
     check_silent(analyzed(report_of(zero_copy(11, 10), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
     check_silent(analyzed(report_of(zero_copy(20, 10, 0.4), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
     check_silent(analyzed(report_of(zero_copy(1000, 10), "gpu"), transfer_rules(), "transfer.zero_copy_available"));
-    check_not_evaluated(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.zero_copy_available"),
-                        "transfer.zero_copy_available");
+    check_needs(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.zero_copy_available"),
+                "transfer.zero_copy_available", "transfer.h2d.zero_copy.bandwidth");
 }
 
 // ---------------------------------------------------------------- transfer.kernel_copy_faster
@@ -278,13 +293,13 @@ TEST_CASE("transfer.kernel_copy_faster: slower, below 1.25x or inside the noise:
 
 TEST_CASE("transfer.kernel_copy_faster: without a kernel copy or a driver copy it is not evaluated",
           "[rules][transfer]") {
-    check_not_evaluated(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.kernel_copy_faster"),
-                        "transfer.kernel_copy_faster");
+    check_needs(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.kernel_copy_faster"),
+                "transfer.kernel_copy_faster", "transfer.h2d.kernel_copy.bandwidth");
     // Driver headlines alone (a report from before the kernel copy path existed).
-    check_not_evaluated(analyzed(report_of(headlines(20, 10), "cpu"), transfer_rules(), "transfer.kernel_copy_faster"),
-                        "transfer.kernel_copy_faster");
+    check_needs(analyzed(report_of(headlines(20, 10), "cpu"), transfer_rules(), "transfer.kernel_copy_faster"),
+                "transfer.kernel_copy_faster", "transfer.d2h.kernel_copy.bandwidth");
     // A kernel copy with no driver copy of its direction.
-    check_not_evaluated(analyzed(report_of({rate("transfer.d2h.kernel_copy.bandwidth", "GB/s", {}, steady(40))}, "cpu"),
-                                 transfer_rules(), "transfer.kernel_copy_faster"),
-                        "transfer.kernel_copy_faster");
+    check_needs(analyzed(report_of({rate("transfer.d2h.kernel_copy.bandwidth", "GB/s", {}, steady(40))}, "cpu"),
+                         transfer_rules(), "transfer.kernel_copy_faster"),
+                "transfer.kernel_copy_faster", "a headline of the kernel copy's direction");
 }
