@@ -31,9 +31,12 @@ namespace {
 
 // A trace report ranks what slows the traced program down. The device layers' rules speak about
 // clprobe's own stand-in pipelines, so there they would rank device traits above the program's
-// measured patterns; the ceilings they read still serve the trace rules.
+// measured patterns; the ceilings they read still serve the trace rules. The trace rules read a
+// traced program's facts: any other report has none, so there they neither find anything nor count
+// as not evaluated (their declared ceilings would otherwise be listed as missing).
 bool applies_to(const Rule& rule, bool trace_report) {
-    return !trace_report || rule.layer == "trace" || rule.layer == "system" || rule.layer == "topology";
+    if (rule.layer == "trace") return trace_report;
+    return !trace_report || rule.layer == "system" || rule.layer == "topology";
 }
 
 }  // namespace

@@ -53,20 +53,20 @@ void target_compute(Finding& f, const Gap& gap, std::string basis) {
 
 const Labels dense_fp32{{"format", "dense"}, {"precision", "fp32"}, {"reduction", "local"}};
 
-RuleOutcome layout(const RunReport& r) {
+RuleOutcome layout(const RunReport& r, const RuleSpec& rule) {
     const auto* row = fastest(r, with(with(dense_fp32, "layout", "row"), "passes", "1"));
     const auto* col = fastest(r, with(with(dense_fp32, "layout", "col"), "passes", "1"));
-    if (!row || !col) return RuleOutcome::missing("needs glm.gradient.time for the row and column layouts");
+    if (!row || !col) return rule.missing();
     const bool row_wins = row->summary.median < col->summary.median;
     const Measurement& fast = row_wins ? *row : *col;
     const Measurement& slow = row_wins ? *col : *row;
     const auto gap = significant_gap(fast, slow, layout_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "glm.layout.uncoalesced", "kernel", Severity::high,
-        fmt::format("The {}-major layout of X makes the gradient {:.1f}x slower than {}-major",
-                    label_of(slow, "layout"), gap->ratio, label_of(fast, "layout")),
-        fast, "the layout this device reads well", slow, "the same gradient, other layout", *gap, "");
+    Finding f =
+        rule.comparison(Severity::high,
+                        fmt::format("The {}-major layout of X makes the gradient {:.1f}x slower than {}-major",
+                                    label_of(slow, "layout"), gap->ratio, label_of(fast, "layout")),
+                        fast, "the layout this device reads well", slow, "the same gradient, other layout", *gap, "");
     target_compute(f, *gap, "gradient time saved by the faster layout of X");
     f.suggestion =
         row_wins ? "Store X row-major and give each work-item a contiguous block of rows: CPU devices run a group's "
@@ -76,16 +76,16 @@ RuleOutcome layout(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome atomics(const RunReport& r) {
+RuleOutcome atomics(const RunReport& r, const RuleSpec& rule) {
     const auto atomic_bw = find_measurements(r, "glm.gradient.bandwidth", {{"reduction", "atomic"}});
-    if (atomic_bw.empty()) return RuleOutcome::missing("needs the atomic glm.gradient.bandwidth variant");
+    if (atomic_bw.empty()) return rule.missing();
     const Measurement& atomic = *atomic_bw.front();
     const auto* local = find_measurement(r, "glm.gradient.bandwidth", with(atomic.labels, "reduction", "local"));
-    if (!local) return RuleOutcome::missing("needs the local-reduction twin of the atomic variant");
+    if (!local) return rule.missing();
     const auto gap = significant_gap(*local, atomic, atomics_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "glm.reduction.atomics", "kernel", Severity::high,
+    Finding f = rule.comparison(
+        Severity::high,
         fmt::format("Global atomics make the gradient reduction {:.1f}x slower than a work-group reduction",
                     gap->ratio),
         *local, "partial sums per work-item or work-group, then a second small pass", atomic,
@@ -97,15 +97,15 @@ RuleOutcome atomics(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome passes(const RunReport& r) {
+RuleOutcome passes(const RunReport& r, const RuleSpec& rule) {
     const auto* two = fastest(r, with(dense_fp32, "passes", "2"));
-    if (!two) return RuleOutcome::missing("needs a two-pass glm.gradient.time variant");
+    if (!two) return rule.missing();
     const auto* one = fastest(r, with(two->labels, "passes", "1"));
-    if (!one) return RuleOutcome::missing("needs the fused twin of the two-pass variant");
+    if (!one) return rule.missing();
     const auto gap = significant_gap(*one, *two, passes_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "glm.passes.two_pass", "kernel", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("Two passes over X (as two gemv calls) take {:.1f}x the time of one fused pass", gap->ratio), *one,
         "one pass: residual and gradient from the row while it is in cache", *two, "residual pass, then gradient pass",
         *gap, "");
@@ -116,21 +116,21 @@ RuleOutcome passes(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome workgroup(const RunReport& r) {
+RuleOutcome workgroup(const RunReport& r, const RuleSpec& rule) {
     // The sweep: variants that differ from the first measured (base) variant in wg only.
     const auto all = find_measurements(r, time_metric, dense_fp32);
-    if (all.empty()) return RuleOutcome::missing("needs glm.gradient.time measurements");
+    if (all.empty()) return rule.missing();
     Labels sweep = all.front()->labels;
     sweep.erase("wg");
     const auto sizes = find_measurements(r, time_metric, sweep);
-    if (sizes.size() < 2) return RuleOutcome::missing("needs a work-group size sweep of glm.gradient.time");
+    if (sizes.size() < 2) return rule.missing();
     const auto [lo, hi] = std::minmax_element(
         sizes.begin(), sizes.end(), [](const auto* a, const auto* b) { return a->summary.median < b->summary.median; });
     const auto gap = significant_gap(**lo, **hi, wg_ratio);
     if (!gap) return RuleOutcome::none();
     const std::string best = label_of(**lo, "wg"), worst = label_of(**hi, "wg");
-    Finding f = comparison_finding(
-        "glm.workgroup.size", "kernel", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("Work-groups of {} take {:.1f}x the time of {}, the best size measured", worst, gap->ratio, best),
         **lo, "the best work-group size measured", **hi, "the worst one", *gap, "");
     target_compute(f, *gap, "gradient time saved by the best work-group size over the worst");
@@ -141,20 +141,18 @@ RuleOutcome workgroup(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome roofline(const RunReport& r) {
+RuleOutcome roofline(const RunReport& r, const RuleSpec& rule) {
     const auto* fraction = find_measurement(r, "glm.gradient.best.roofline_fraction");
     const auto* best = find_measurement(r, "glm.gradient.best.bandwidth");
-    if (!fraction || !best)
-        return RuleOutcome::missing(
-            "needs glm.gradient.best.roofline_fraction (kernel.memory_levels or kernel.peak.bandwidth measured first)");
+    if (!fraction || !best) return rule.missing();
     const double frac = fraction->summary.median;
     if (frac >= roofline_floor || frac <= 0) return RuleOutcome::none();
     // The fraction's own spread carries both the gradient's and the roof's noise.
     const double gap = roofline_floor / frac - 1.0, noise = std::max(0.01, fraction->summary.cv);
     const double conf = gap <= 2 * noise ? 0.0 : 1.0 - 2 * noise / gap;
     if (conf < min_confidence) return RuleOutcome::none();
-    Finding f = make_finding(
-        "kernel", "glm.gradient.below_roofline", Severity::medium,
+    Finding f = rule.finding(
+        Severity::medium,
         fmt::format("The best GLM gradient moves {:.0f}% of the bandwidth roof of the memory level X lives in",
                     100 * frac));
     f.evidence = {evidence_of(*best, "the fastest dense fp32 gradient"), evidence_of(*fraction, fraction->note)};
@@ -168,17 +166,16 @@ RuleOutcome roofline(const RunReport& r) {
     return RuleOutcome::found(std::move(f));
 }
 
-RuleOutcome fp64(const RunReport& r) {
+RuleOutcome fp64(const RunReport& r, const RuleSpec& rule) {
     const auto fp64s = find_measurements(r, time_metric, {{"precision", "fp64"}});
-    if (fp64s.empty()) return RuleOutcome::missing("needs an fp64 glm.gradient.time variant");
+    if (fp64s.empty()) return rule.missing();
     const auto* twin = find_measurement(r, time_metric, with(fp64s.front()->labels, "precision", "fp32"));
-    if (!twin) return RuleOutcome::missing("needs the fp32 twin of the fp64 variant");
+    if (!twin) return rule.missing();
     const auto gap = significant_gap(*twin, *fp64s.front(), fp64_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f =
-        comparison_finding("glm.precision.fp64", "kernel", Severity::medium,
-                           fmt::format("The fp64 gradient takes {:.1f}x the time of fp32", gap->ratio), *twin,
-                           "fp32 X and arithmetic", *fp64s.front(), "the same kernel in double precision", *gap, "");
+    Finding f = rule.comparison(
+        Severity::medium, fmt::format("The fp64 gradient takes {:.1f}x the time of fp32", gap->ratio), *twin,
+        "fp32 X and arithmetic", *fp64s.front(), "the same kernel in double precision", *gap, "");
     target_compute(f, *gap, "gradient time saved by fp32 X and arithmetic");
     f.suggestion =
         "Keep X in fp32 (half the bytes to stream) and accumulate the gradient and the p x p Newton system in fp64 "
@@ -190,11 +187,11 @@ const Measurement* step_of(const RunReport& r, const std::string& variant) {
     return find_measurement(r, step_metric, {{"variant", variant}});
 }
 
-RuleOutcome upload_bound(const RunReport& r) {
+RuleOutcome upload_bound(const RunReport& r, const RuleSpec& rule) {
     const auto* base = step_of(r, "serial_pageable");
     const auto* upload =
         find_measurement(r, stage_metric, {{"stage", stage_name(Stage::upload)}, {"variant", "serial_pageable"}});
-    if (!base || !upload) return RuleOutcome::missing("needs glm.pipeline stage and step times of serial_pageable");
+    if (!base || !upload) return rule.missing();
     double stages = 0;
     for (const auto* m : find_measurements(r, stage_metric, {{"variant", "serial_pageable"}}))
         stages += m->summary.median;
@@ -224,9 +221,8 @@ RuleOutcome upload_bound(const RunReport& r) {
         }
     }
     if (!best) return RuleOutcome::none();  // uploads dominate, but nothing measured here does better
-    Finding f = comparison_finding(
-        "glm.minibatch.upload_bound", "kernel", Severity::high,
-        fmt::format("Uploads take {:.0f}% of the mini-batch step", 100 * share), *upload,
+    Finding f = rule.comparison(
+        Severity::high, fmt::format("Uploads take {:.0f}% of the mini-batch step", 100 * share), *upload,
         "upload stage of the serial, pageable step", *base, "the whole serial, pageable step", *best_gap,
         fmt::format("whole-step time measured for the {} variant against serial_pageable", label_of(*best, "variant")));
     f.evidence.push_back(evidence_of(*best, "the fastest variant measured"));
@@ -253,20 +249,19 @@ double rows_of(const RunReport& r, const char* probe) {
     return shape ? static_cast<double>(shape->rows) : 0.0;
 }
 
-RuleOutcome host_faster(const RunReport& r) {
+RuleOutcome host_faster(const RunReport& r, const RuleSpec& rule) {
     const auto* host = find_measurement(r, "glm.host_blas.gradient.time");
     const auto* device = step_of(r, "serial_pageable");
     const double host_rows = rows_of(r, glm_probe_ids::host_blas), device_rows = rows_of(r, glm_probe_ids::pipeline);
-    if (!host || !device || host_rows <= 0 || device_rows <= 0)
-        return RuleOutcome::missing("needs glm.host_blas.gradient.time and the glm.pipeline serial_pageable step");
+    if (!host || !device || host_rows <= 0 || device_rows <= 0) return rule.missing();
     // Host time in ms, step in s: both to seconds per row.
     Measurement h = per_row(*host, host_rows * 1e3);
     const Measurement d = per_row(*device, device_rows);
     h.unit = d.unit;
     const auto gap = significant_gap(h, d, offload_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = comparison_finding(
-        "glm.offload.host_faster", "kernel", Severity::high,
+    Finding f = rule.comparison(
+        Severity::high,
         fmt::format("OpenBLAS on the host computes the gradient {:.1f}x faster than the device end to end", gap->ratio),
         *host, "two sgemv calls and the link function on the host", *device,
         "upload, kernels and download of the same gradient (serial, pageable)", *gap,
@@ -280,10 +275,10 @@ RuleOutcome host_faster(const RunReport& r) {
 
 // Dense against CSR on the same rows at the density the probe generated: the format to keep X in,
 // and the density where the two would cross (the probe's estimate).
-RuleOutcome sparse_format(const RunReport& r) {
+RuleOutcome sparse_format(const RunReport& r, const RuleSpec& rule) {
     const auto* csr = fastest(r, {{"format", "csr"}, {"precision", "fp32"}});
     const auto* dense = fastest(r, dense_fp32);
-    if (!csr || !dense) return RuleOutcome::missing("needs glm.gradient.time for a CSR and a dense fp32 variant");
+    if (!csr || !dense) return rule.missing();
     const bool csr_wins = csr->summary.median < dense->summary.median;
     const Measurement& fast = csr_wins ? *csr : *dense;
     const Measurement& slow = csr_wins ? *dense : *csr;
@@ -293,8 +288,8 @@ RuleOutcome sparse_format(const RunReport& r) {
     const double density = facts ? facts->density : 0.0;
     const double crossover = facts ? facts->sparse_crossover_density.value_or(0) : 0.0;
     const std::string at = density > 0 ? fmt::format("at density {:.3g}", density) : "at the density measured";
-    Finding f = comparison_finding(
-        "glm.format.sparse_dense", "kernel", Severity::medium,
+    Finding f = rule.comparison(
+        Severity::medium,
         fmt::format("{} the {} gradient takes {:.1f}x the time of the {} one", at, csr_wins ? "dense" : "CSR",
                     gap->ratio, csr_wins ? "CSR" : "dense"),
         fast, csr_wins ? "CSR: only the non-zeros and their column indices are read" : "dense X, read as one stream",
@@ -317,11 +312,10 @@ constexpr double rows_far = 2.0, rows_very_far = 4.0;
 
 // The requested rows against glm.memory.max_rows: the device holds no more than that many rows of
 // dense fp32 data (X, y and the gradient's work buffers), or glm.gradient had to run fewer rows.
-RuleOutcome memory_shape(const RunReport& r) {
+RuleOutcome memory_shape(const RunReport& r, const RuleSpec& rule) {
     const auto* dense = find_measurement(r, "glm.memory.max_rows", {{"format", "dense"}});
     const auto facts = glm_gradient_facts_of(r);
-    if (!dense || !facts || facts->rows_requested == 0)
-        return RuleOutcome::missing("needs glm.memory.max_rows (dense) and glm.gradient's rows_requested");
+    if (!dense || !facts || facts->rows_requested == 0) return rule.missing();
     const double requested = static_cast<double>(facts->rows_requested);
     const double fit = dense->summary.median;
     const auto ran = facts->rows_capped && facts->ran.rows > 0
@@ -344,7 +338,7 @@ RuleOutcome memory_shape(const RunReport& r) {
                         "(dense and column-major fp32, fp64, CSR) in the memory it leaves free",
                         requested, cols);
     if (ran) title += fmt::format("; it ran {:.0f} rows", *ran);
-    Finding f = make_finding("kernel", "glm.memory.shape_does_not_fit", severity, title);
+    Finding f = rule.finding(severity, title);
     f.evidence = {{"glm.gradient.rows_requested", {}, requested, "rows", "the shape asked for (--glm-rows)"},
                   evidence_of(*dense, "the most rows one dense fp32 copy of X, y and the work buffers fits")};
     const auto* csr = find_measurement(r, "glm.memory.max_rows", {{"format", "csr"}});
@@ -378,17 +372,64 @@ RuleOutcome memory_shape(const RunReport& r) {
 }  // namespace
 
 std::vector<Rule> glm_rules() {
+    using In = RuleInput;
+    const std::string layer = "kernel";
     return {
-        {"glm.layout.uncoalesced", "kernel", layout},
-        {"glm.reduction.atomics", "kernel", atomics},
-        {"glm.passes.two_pass", "kernel", passes},
-        {"glm.workgroup.size", "kernel", workgroup},
-        {"glm.gradient.below_roofline", "kernel", roofline},
-        {"glm.precision.fp64", "kernel", fp64},
-        {"glm.format.sparse_dense", "kernel", sparse_format},
-        {"glm.minibatch.upload_bound", "kernel", upload_bound},
-        {"glm.offload.host_faster", "kernel", host_faster},
-        {"glm.memory.shape_does_not_fit", "kernel", memory_shape},
+        {{"glm.layout.uncoalesced",
+          layer,
+          {In::metric(time_metric, "layout=row and layout=col, dense fp32, local reduction, passes=1")},
+          {{"ratio", layout_ratio}}},
+         layout},
+        {{"glm.reduction.atomics",
+          layer,
+          {In::metric("glm.gradient.bandwidth", "reduction=atomic and its reduction=local twin")},
+          {{"ratio", atomics_ratio}}},
+         atomics},
+        {{"glm.passes.two_pass",
+          layer,
+          {In::metric(time_metric, "a dense fp32 passes=2 variant and its passes=1 twin")},
+          {{"ratio", passes_ratio}}},
+         passes},
+        {{"glm.workgroup.size",
+          layer,
+          {In::metric(time_metric, "dense fp32 variants that differ in wg only, at least two")},
+          {{"ratio", wg_ratio}}},
+         workgroup},
+        {{"glm.gradient.below_roofline",
+          layer,
+          {In::metric("glm.gradient.best.roofline_fraction",
+                      "kernel.memory_levels or kernel.peak.bandwidth measured "
+                      "first"),
+           In::metric("glm.gradient.best.bandwidth")},
+          {{"fraction of the roof", roofline_floor}}},
+         roofline},
+        {{"glm.precision.fp64",
+          layer,
+          {In::metric(time_metric, "a precision=fp64 variant and its precision=fp32 twin")},
+          {{"ratio", fp64_ratio}}},
+         fp64},
+        {{"glm.format.sparse_dense",
+          layer,
+          {In::metric(time_metric, "format=csr and format=dense, fp32")},
+          {{"ratio", format_ratio}}},
+         sparse_format},
+        {{"glm.minibatch.upload_bound",
+          layer,
+          {In::metric(stage_metric, "stage=upload, variant=serial_pageable"),
+           In::metric(step_metric, "variant=serial_pageable")},
+          {{"upload share of the step", upload_share_floor, true}}},
+         upload_bound},
+        {{"glm.offload.host_faster",
+          layer,
+          {In::metric("glm.host_blas.gradient.time"), In::metric(step_metric, "variant=serial_pageable"),
+           In::facts(glm_probe_ids::host_blas), In::facts(glm_probe_ids::pipeline)},
+          {{"ratio", offload_ratio}}},
+         host_faster},
+        {{"glm.memory.shape_does_not_fit",
+          layer,
+          {In::metric("glm.memory.max_rows", "format=dense"), In::facts(glm_probe_ids::gradient)},
+          {{"requested over fitting rows, medium", rows_far}, {"requested over fitting rows, high", rows_very_far}}},
+         memory_shape},
     };
 }
 

@@ -45,7 +45,7 @@ BetterPath better_path(const RunReport& r, const std::string& direction) {
     return best;
 }
 
-RuleOutcome pageable(const RunReport& r, const TraceFacts& f) {
+RuleOutcome pageable(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const TransferFacts* worst = nullptr;
     BetterPath path;
     double saved = 0;
@@ -63,14 +63,13 @@ RuleOutcome pageable(const RunReport& r, const TraceFacts& f) {
     if (!worst) {
         const bool any_pageable = std::any_of(f.transfers.begin(), f.transfers.end(),
                                               [](const TransferFacts& t) { return t.path == "pageable"; });
-        if (any_pageable && !any_ceiling)
-            return RuleOutcome::missing("needs the transfer ceilings (transfer.bandwidth)");
+        if (any_pageable && !any_ceiling) return rule.missing();
         return RuleOutcome::none();
     }
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     const double achieved = worst->bytes / worst->seconds * 1e-9;
     Finding finding = wall_share_finding(
-        f, "trace.transfer.pageable",
+        rule, f,
         fmt::format("{} pageable {} transfers ({}) run at {:.3g} GB/s; this device's {} path measured {:.3g} GB/s",
                     worst->count, worst->direction, bytes_text(worst->bytes), achieved, path.name,
                     path.ceiling->summary.median),
@@ -108,18 +107,18 @@ SmallTransfers small_transfers_below(const TraceFacts& f, double threshold) {
     return s;
 }
 
-RuleOutcome small_transfers(const RunReport& r, const TraceFacts& f) {
+RuleOutcome small_transfers(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const Measurement* half =
         headline(r, "transfer.half_peak_size", {{"direction", "h2d"}, {"path", "pageable"}, {"blocking", "true"}});
     const Measurement* peak = headline(r, "transfer.h2d.pageable.bandwidth");
-    if (!half || !peak) return RuleOutcome::missing("needs transfer.half_peak_size and the transfer headlines");
+    if (!half || !peak) return rule.missing();
     const SmallTransfers s = small_transfers_below(f, half->summary.median);
     if (s.count < min_small_transfers) return RuleOutcome::none();
     // Batched into one transfer, the bytes would move at the measured peak.
     const double saved = std::max(0.0, s.seconds - s.bytes / (peak->summary.median * 1e9));
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
-        f, "trace.transfer.small",
+        rule, f,
         fmt::format("{} transfers below {} (this device's half-peak size) cost {} for {}", s.count,
                     bytes_text(half->summary.median), seconds_text(s.seconds), bytes_text(s.bytes)),
         saved, "their device and enqueue time, less the same bytes moved at the measured peak in one transfer");
@@ -131,7 +130,7 @@ RuleOutcome small_transfers(const RunReport& r, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f) {
+RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const OverlapFacts& o = f.overlap;
     const double wall = f.run.wall_seconds;
     if (wall <= 0 || o.kernel_seconds < overlap_stage_share * wall || o.transfer_seconds < overlap_stage_share * wall)
@@ -139,12 +138,12 @@ RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f) {
     const double overlappable = std::min(o.kernel_seconds, o.transfer_seconds);
     if (o.overlapped_seconds > overlap_seen_fraction * overlappable) return RuleOutcome::none();
     const Measurement* efficiency = headline(r, "transfer.overlap.efficiency");
-    if (!efficiency) return RuleOutcome::missing("needs transfer.overlap.efficiency (transfer.overlap)");
+    if (!efficiency) return rule.missing();
     if (efficiency->summary.median < overlap_works_efficiency) return RuleOutcome::none();
     const double saved = overlappable * std::min(1.0, efficiency->summary.median);
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
-        f, "trace.overlap.serialised",
+        rule, f,
         fmt::format("Copies and kernels run one after the other ({} of {} overlapped) on a device that overlaps them",
                     seconds_text(o.overlapped_seconds), seconds_text(overlappable)),
         saved, "the shorter of kernel and transfer time, times the overlap efficiency measured here");
@@ -155,10 +154,9 @@ RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f) {
+RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const BandwidthRoofs roofs = bandwidth_roofs_of(r.results);
-    if (!roofs.memory_gb_per_s && !roofs.levels)
-        return RuleOutcome::missing("needs kernel.peak.bandwidth (kernel.bandwidth) or kernel.memory_levels");
+    if (!roofs.memory_gb_per_s && !roofs.levels) return rule.missing();
     const double wall = f.run.wall_seconds;
     const KernelFacts* worst = nullptr;
     std::optional<PlacedRoof> worst_roof;
@@ -175,7 +173,7 @@ RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f) {
     if (!worst || !worth_reporting(f, saved)) return RuleOutcome::none();
     const double gbs = worst->bytes / worst->seconds * 1e-9;
     Finding finding = wall_share_finding(
-        f, "trace.kernel.below_roof",
+        rule, f,
         fmt::format("Kernel {} takes {:.0f}% of the wall time at {:.2g} GB/s, {:.1f}% of the {} roof", worst->name,
                     100 * worst->seconds / wall, gbs, 100 * gbs / worst_roof->gb_per_s, worst_roof->level),
         saved,
@@ -194,11 +192,11 @@ RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome repeated_builds(const RunReport&, const TraceFacts& f) {
+RuleOutcome repeated_builds(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     const BuildFacts& b = f.builds;
     if (b.repeated == 0 || !worth_reporting(f, b.repeated_seconds)) return RuleOutcome::none();
     Finding finding =
-        wall_share_finding(f, "trace.build.repeated",
+        wall_share_finding(rule, f,
                            fmt::format("The same OpenCL source was built {} more times in one run ({} of builds)",
                                        b.repeated, seconds_text(b.repeated_seconds)),
                            b.repeated_seconds, "the time of every build after the first of the same source");
@@ -210,19 +208,18 @@ RuleOutcome repeated_builds(const RunReport&, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome cold_builds(const RunReport& r, const TraceFacts& f) {
+RuleOutcome cold_builds(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const BuildFacts& b = f.builds;
     const double once = b.source_seconds - b.repeated_seconds;
     if (b.from_source == 0 || f.run.wall_seconds <= 0 || once < build_share * f.run.wall_seconds)
         return RuleOutcome::none();
     const Measurement* cold = headline(r, "kernel.build.time", {{"path", "cold"}});
     const Measurement* cached = headline(r, "kernel.build.time", {{"path", "binary_cache"}});
-    if (!cold || !cached || cold->summary.median <= 0)
-        return RuleOutcome::missing("needs kernel.build.time (kernel.build)");
+    if (!cold || !cached || cold->summary.median <= 0) return rule.missing();
     const double saved = once * std::max(0.0, 1 - cached->summary.median / cold->summary.median);
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
-        f, "trace.build.from_source",
+        rule, f,
         fmt::format("Building from source takes {:.0f}% of the program's time", 100 * once / f.run.wall_seconds), saved,
         "the source builds at this device's measured binary-load / cold-build ratio");
     finding.evidence.push_back(evidence_of(*cold, "a cold build here"));
@@ -233,7 +230,7 @@ RuleOutcome cold_builds(const RunReport& r, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome allocations_in_loop(const RunReport& r, const TraceFacts& f) {
+RuleOutcome allocations_in_loop(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const AllocationFacts& a = f.memory;
     if (a.in_loop < min_loop_allocations) return RuleOutcome::none();
     // A fresh allocation costs its create and release calls, and its first use: page faults or the
@@ -246,7 +243,7 @@ RuleOutcome allocations_in_loop(const RunReport& r, const TraceFacts& f) {
     const double saved = a.in_loop_call_seconds + first_touch;
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
-        f, "trace.memory.alloc_in_loop",
+        rule, f,
         fmt::format("{} device allocations ({} sizes) are created and released while the program runs its commands",
                     a.in_loop, a.in_loop_distinct_sizes),
         saved,
@@ -262,14 +259,14 @@ RuleOutcome allocations_in_loop(const RunReport& r, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome near_capacity(const RunReport& r, const TraceFacts& f) {
-    if (!r.device || r.device->global_mem_bytes == 0) return RuleOutcome::missing("needs the device context");
+RuleOutcome near_capacity(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
+    if (!r.device || r.device->global_mem_bytes == 0) return rule.missing();
     const double global = double(r.device->global_mem_bytes), max_alloc = double(r.device->max_alloc_bytes);
     const bool peak_close = f.memory.peak_bytes >= capacity_fraction * global;
     const bool alloc_close = max_alloc > 0 && f.memory.largest_bytes >= capacity_fraction * max_alloc;
     if (!peak_close && !alloc_close) return RuleOutcome::none();
     Finding finding =
-        make_finding(layer, "trace.memory.near_capacity", peak_close ? Severity::high : Severity::medium,
+        rule.finding(peak_close ? Severity::high : Severity::medium,
                      peak_close ? fmt::format("Device allocations peak at {} of {} global memory",
                                               bytes_text(f.memory.peak_bytes), bytes_text(global))
                                 : fmt::format("An allocation of {} is close to the largest the device allows ({})",
@@ -286,15 +283,54 @@ RuleOutcome near_capacity(const RunReport& r, const TraceFacts& f) {
 }  // namespace
 
 std::vector<Rule> trace_data_rules() {
+    using In = RuleInput;
+    const auto facts = program_facts();
+    const auto small_count = static_cast<double>(min_small_transfers);
+    const auto loop_count = static_cast<double>(min_loop_allocations);
     return {
-        {"trace.transfer.pageable", layer, over_facts_and_ceilings(pageable)},
-        {"trace.transfer.small", layer, over_facts_and_ceilings(small_transfers)},
-        {"trace.overlap.serialised", layer, over_facts_and_ceilings(serialised_copies)},
-        {"trace.kernel.below_roof", layer, over_facts_and_ceilings(kernel_below_roof)},
-        {"trace.build.repeated", layer, over_facts(repeated_builds)},
-        {"trace.build.from_source", layer, over_facts_and_ceilings(cold_builds)},
-        {"trace.memory.alloc_in_loop", layer, over_facts_and_ceilings(allocations_in_loop)},
-        {"trace.memory.near_capacity", layer, over_facts_and_ceilings(near_capacity)},
+        {{"trace.transfer.pageable",
+          layer,
+          {facts, In::any_metric({"transfer.h2d.pinned.bandwidth", "transfer.h2d.zero_copy.bandwidth",
+                                  "transfer.d2h.pinned.bandwidth", "transfer.d2h.zero_copy.bandwidth"},
+                                 "the direction of the program's pageable copies")},
+          {{"faster path over achieved", better_path_ratio}, min_gain_threshold()}},
+         over_facts_and_ceilings(pageable)},
+        {{"trace.transfer.small",
+          layer,
+          {facts, In::metric("transfer.half_peak_size", "direction=h2d, path=pageable, blocking=true"),
+           In::metric("transfer.h2d.pageable.bandwidth")},
+          {{"small transfers", small_count}, min_gain_threshold()}},
+         over_facts_and_ceilings(small_transfers)},
+        {{"trace.overlap.serialised",
+          layer,
+          {facts, In::metric("transfer.overlap.efficiency")},
+          {{"kernel and transfer share of the wall time", overlap_stage_share, true},
+           {"overlapped share of the shorter", overlap_seen_fraction, true},
+           {"measured overlap efficiency", overlap_works_efficiency},
+           min_gain_threshold()}},
+         over_facts_and_ceilings(serialised_copies)},
+        {{"trace.kernel.below_roof",
+          layer,
+          {facts, In::any_metric({"kernel.roof.bandwidth", "kernel.peak.bandwidth"},
+                                 "kernel.memory_levels' roofs or the memory peak")},
+          {{"kernel share of the wall time", kernel_share_of_interest, true},
+           {"fraction of the roof", below_roof_fraction, true},
+           min_gain_threshold()}},
+         over_facts_and_ceilings(kernel_below_roof)},
+        {{"trace.build.repeated", layer, {facts}, {min_gain_threshold()}}, over_facts(repeated_builds)},
+        {{"trace.build.from_source",
+          layer,
+          {facts, In::metric("kernel.build.time", "path=cold and path=binary_cache")},
+          {{"build share of the wall time", build_share, true}, min_gain_threshold()}},
+         over_facts_and_ceilings(cold_builds)},
+        // kernel.peak.bandwidth only adds the first-touch part of the gain: not an input.
+        {{"trace.memory.alloc_in_loop", layer, {facts}, {{"allocations", loop_count}, min_gain_threshold()}},
+         over_facts_and_ceilings(allocations_in_loop)},
+        {{"trace.memory.near_capacity",
+          layer,
+          {facts, In::device()},
+          {{"share of global memory or of the largest allocation", capacity_fraction, true}}},
+         over_facts_and_ceilings(near_capacity)},
     };
 }
 

@@ -22,11 +22,11 @@ constexpr double idle_share = 0.2;
 constexpr double busy_share_of_device_program = 0.1;
 constexpr double host_bound_share = 0.5;
 
-RuleOutcome no_opencl(const RunReport&, const TraceFacts& f) {
+RuleOutcome no_opencl(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     if (f.run.opencl_commands > 0 || (!f.run.layer_loaded && f.run.linked_opencl)) return RuleOutcome::none();
-    Finding finding = make_finding(layer, "trace.program.no_opencl", Severity::info,
-                                   f.run.layer_loaded ? "The program set up OpenCL but enqueued no command"
-                                                      : "No OpenCL call was seen: the program does not use OpenCL");
+    Finding finding =
+        rule.finding(Severity::info, f.run.layer_loaded ? "The program set up OpenCL but enqueued no command"
+                                                        : "No OpenCL call was seen: the program does not use OpenCL");
     finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence.push_back(fact("app.wall_time", f.run.wall_seconds, "s", "the program's lifetime"));
     finding.suggestion =
@@ -35,10 +35,10 @@ RuleOutcome no_opencl(const RunReport&, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome layer_not_loaded(const RunReport&, const TraceFacts& f) {
+RuleOutcome layer_not_loaded(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     if (f.run.layer_loaded || !f.run.linked_opencl) return RuleOutcome::none();
-    Finding finding = make_finding(layer, "trace.layer.not_loaded", Severity::high,
-                                   "The program loaded an OpenCL library, but clprobe's layer recorded nothing");
+    Finding finding =
+        rule.finding(Severity::high, "The program loaded an OpenCL library, but clprobe's layer recorded nothing");
     finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.suggestion =
         "The ICD loader the program uses did not load layers: OPENCL_LAYERS needs ocl-icd 2.3 or later or the "
@@ -48,13 +48,13 @@ RuleOutcome layer_not_loaded(const RunReport&, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome incomplete(const RunReport&, const TraceFacts& f) {
+RuleOutcome incomplete(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     const bool killed = f.run.signal.has_value();
     if (!killed && !f.run.interrupted && (f.run.layer_clean_exit || !f.run.layer_loaded)) return RuleOutcome::none();
     std::string how = killed              ? fmt::format("was killed by signal {}", *f.run.signal)
                       : f.run.interrupted ? "was interrupted"
                                           : "ended without the layer seeing a normal exit";
-    Finding finding = make_finding(layer, "trace.program.incomplete", Severity::medium,
+    Finding finding = rule.finding(Severity::medium,
                                    fmt::format("The program {}: the report covers what was recorded until then", how));
     finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence.push_back(fact("app.wall_time", f.run.wall_seconds, "s", "the program's lifetime"));
@@ -65,14 +65,14 @@ RuleOutcome incomplete(const RunReport&, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome host_bound(const RunReport&, const TraceFacts& f) {
+RuleOutcome host_bound(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     if (f.run.wall_seconds <= 0 || f.run.opencl_commands == 0) return RuleOutcome::none();
     const double host = f.stage_seconds(AppStage::device_idle) + f.stage_seconds(AppStage::host_only);
     const double busy = f.device_busy_seconds() / f.run.wall_seconds;
     if (host / f.run.wall_seconds < host_bound_share || busy >= busy_share_of_device_program)
         return RuleOutcome::none();
     Finding finding =
-        make_finding(layer, "trace.program.host_bound", Severity::medium,
+        rule.finding(Severity::medium,
                      fmt::format("The program spends {:.0f}% of its time on the host; the device is busy {:.1f}% of it",
                                  100 * host / f.run.wall_seconds, 100 * busy));
     finding.confidence = 1.0;  // a fact of this run, not a comparison
@@ -87,7 +87,7 @@ RuleOutcome host_bound(const RunReport&, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome wait_after_kernel(const RunReport& r, const TraceFacts& f) {
+RuleOutcome wait_after_kernel(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const SyncFacts& s = f.sync;
     if (s.kernels < min_kernels_for_sync || double(s.kernels_followed_by_wait) < sync_fraction * double(s.kernels))
         return RuleOutcome::none();
@@ -96,7 +96,7 @@ RuleOutcome wait_after_kernel(const RunReport& r, const TraceFacts& f) {
     const double saved = std::max(0.0, s.gap_seconds - double(s.gaps_measured) * pipelined);
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
-        f, "trace.sync.wait_after_kernel",
+        rule, f,
         fmt::format("The host waits after {} of {} kernel launches; the device sits idle between them",
                     s.kernels_followed_by_wait, s.kernels),
         saved,
@@ -111,7 +111,7 @@ RuleOutcome wait_after_kernel(const RunReport& r, const TraceFacts& f) {
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome idle_gaps(const RunReport&, const TraceFacts& f) {
+RuleOutcome idle_gaps(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     if (f.run.wall_seconds <= 0) return RuleOutcome::none();
     const double idle = f.stage_seconds(AppStage::device_idle);
     const double busy = f.device_busy_seconds();
@@ -121,7 +121,7 @@ RuleOutcome idle_gaps(const RunReport&, const TraceFacts& f) {
     const double saved = std::min(idle, busy);
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
-        f, "trace.device.idle_gaps",
+        rule, f,
         fmt::format("The device is idle {:.0f}% of the time while the host works between commands",
                     100 * idle / f.run.wall_seconds),
         saved, "the shorter of the device's idle gaps and its busy time, which overlapping could hide");
@@ -137,13 +137,31 @@ RuleOutcome idle_gaps(const RunReport&, const TraceFacts& f) {
 }  // namespace
 
 std::vector<Rule> trace_program_rules() {
+    const auto facts = program_facts();
+    const auto kernels = static_cast<double>(min_kernels_for_sync);
     return {
-        {"trace.layer.not_loaded", layer, over_facts(layer_not_loaded)},
-        {"trace.program.no_opencl", layer, over_facts(no_opencl)},
-        {"trace.program.incomplete", layer, over_facts(incomplete)},
-        {"trace.program.host_bound", layer, over_facts(host_bound)},
-        {"trace.sync.wait_after_kernel", layer, over_facts_and_ceilings(wait_after_kernel)},
-        {"trace.device.idle_gaps", layer, over_facts(idle_gaps)},
+        {{"trace.layer.not_loaded", layer, {facts}, {}}, over_facts(layer_not_loaded)},
+        {{"trace.program.no_opencl", layer, {facts}, {}}, over_facts(no_opencl)},
+        {{"trace.program.incomplete", layer, {facts}, {}}, over_facts(incomplete)},
+        {{"trace.program.host_bound",
+          layer,
+          {facts},
+          {{"host share of the wall time", host_bound_share, true},
+           {"device busy share of the wall time", busy_share_of_device_program, true}}},
+         over_facts(host_bound)},
+        // kernel.launch.latency{kind=back_to_back} only refines the gain: not an input.
+        {{"trace.sync.wait_after_kernel",
+          layer,
+          {facts},
+          {{"kernel launches", kernels}, {"share of launches waited for", sync_fraction, true}, min_gain_threshold()}},
+         over_facts_and_ceilings(wait_after_kernel)},
+        {{"trace.device.idle_gaps",
+          layer,
+          {facts},
+          {{"device idle share of the wall time", idle_share, true},
+           {"device busy share of the wall time", busy_share_of_device_program, true},
+           min_gain_threshold()}},
+         over_facts(idle_gaps)},
     };
 }
 

@@ -8,20 +8,20 @@
 
 namespace clprobe::trace_rule {
 
-std::function<RuleOutcome(const RunReport&)> over_facts(FactsRule rule) {
-    return [rule](const RunReport& r) {
+RuleCheck over_facts(FactsRule rule) {
+    return [rule](const RunReport& r, const RuleSpec& spec) {
         if (!is_trace_report(r)) return RuleOutcome::none();
         const auto facts = trace_facts_of(r);
-        if (!facts) return RuleOutcome::missing("trace.program holds no readable facts");
-        return rule(r, *facts);
+        if (!facts) return spec.missing();
+        return rule(r, *facts, spec);
     };
 }
 
-std::function<RuleOutcome(const RunReport&)> over_facts_and_ceilings(FactsRule rule) {
-    return [rule](const RunReport& r) {
+RuleCheck over_facts_and_ceilings(FactsRule rule) {
+    return [rule](const RunReport& r, const RuleSpec& spec) {
         if (!is_trace_report(r)) return RuleOutcome::none();
         const auto facts = trace_facts_of(r);
-        if (!facts) return RuleOutcome::missing("trace.program holds no readable facts");
+        if (!facts) return spec.missing();
         const bool on_ceiling_device =
             !r.device || facts->devices.empty() ||
             std::any_of(facts->devices.begin(), facts->devices.end(),
@@ -30,7 +30,7 @@ std::function<RuleOutcome(const RunReport&)> over_facts_and_ceilings(FactsRule r
             return RuleOutcome::missing(
                 fmt::format("the program ran on {}, the ceilings are of {}: pass -d to measure the device it uses",
                             facts->devices.front().name, r.device->name));
-        return rule(r, *facts);
+        return rule(r, *facts, spec);
     };
 }
 
@@ -48,9 +48,10 @@ Evidence fact(std::string metric, double value, std::string unit, std::string ex
     return {std::move(metric), std::move(labels), value, std::move(unit), std::move(expectation)};
 }
 
-Finding wall_share_finding(const TraceFacts& f, std::string id, std::string title, double saved, std::string basis) {
+Finding wall_share_finding(const RuleSpec& rule, const TraceFacts& f, std::string title, double saved,
+                           std::string basis) {
     const double share = f.run.wall_seconds > 0 ? std::clamp(saved / f.run.wall_seconds, 0.0, 1.0) : 0.0;
-    Finding finding = make_finding(layer, std::move(id), severity_for(share), std::move(title));
+    Finding finding = rule.finding(severity_for(share), std::move(title));
     finding.estimated_gain = share;
     finding.measured_share = true;  // a share of the traced program's own measured wall time
     finding.gain_basis = fmt::format("{}: {} of the program's measured {} wall time", basis, seconds_text(saved),

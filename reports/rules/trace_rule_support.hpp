@@ -14,19 +14,32 @@ inline constexpr const char* layer = "trace";
 // Gains under 1% of the wall time are not worth a line in the report.
 inline constexpr double min_gain = 0.01;
 
-using FactsRule = RuleOutcome (*)(const RunReport&, const TraceFacts&);
+using FactsRule = RuleOutcome (*)(const RunReport&, const TraceFacts&, const RuleSpec&);
 
-// Adapts a rule over facts: reports without a traced program do not evaluate it.
-std::function<RuleOutcome(const RunReport&)> over_facts(FactsRule rule);
+// What every trace rule reads: the traced program's facts (core/trace_facts), which the
+// trace.program probe records. Declared first in each rule's inputs.
+inline RuleInput program_facts() {
+    return RuleInput::facts(trace_probe_id);
+}
+// The threshold every rule whose gain is a share of the wall time applies (worth_reporting).
+inline RuleThreshold min_gain_threshold() {
+    return {"gain, share of the wall time", min_gain, true};
+}
+
+// Adapts a rule over facts: silent on reports without a traced program (the analysis does not run
+// the trace rules there; this covers a rule evaluated on its own), not evaluated (rule.missing())
+// when trace.program holds no readable facts.
+RuleCheck over_facts(FactsRule rule);
 // The same for a rule that holds the program against this machine's ceilings: not evaluated when
 // the program ran on devices none of which is the one the ceilings were measured on.
-std::function<RuleOutcome(const RunReport&)> over_facts_and_ceilings(FactsRule rule);
+RuleCheck over_facts_and_ceilings(FactsRule rule);
 
 Severity severity_for(double share);
 std::string seconds_text(double s);
 Evidence fact(std::string metric, double value, std::string unit, std::string expectation, Labels labels = {});
-// A finding whose gain is `saved` seconds of the program's measured wall time.
-Finding wall_share_finding(const TraceFacts& f, std::string id, std::string title, double saved, std::string basis);
+// A finding of `rule` whose gain is `saved` seconds of the program's measured wall time.
+Finding wall_share_finding(const RuleSpec& rule, const TraceFacts& f, std::string title, double saved,
+                           std::string basis);
 // Whether `saved` seconds clear min_gain of the wall time.
 bool worth_reporting(const TraceFacts& f, double saved);
 // The ceiling measurement with exactly these labels (the label-free headline by default).

@@ -31,6 +31,14 @@ TraceBuilder synced_kernels(int n) {
     return b;
 }
 
+// Not evaluated, with the "needs ..." sentence derived from the rule's declaration, naming what the
+// report lacks.
+void check_needs(const RunReport& r, const std::string& id, const std::string& names) {
+    const std::string reason = test::skipped_rule(r, id).reason;
+    CHECK(reason == test::rule_named(trace_rules(), id).needs());
+    CHECK_THAT(reason, Catch::Contains(names));
+}
+
 std::vector<Measurement> launch_ceiling(double back_to_back_us) {
     return {ceiling("kernel.launch.latency", "us", back_to_back_us, {{"kind", "back_to_back"}}, false)};
 }
@@ -78,9 +86,8 @@ TEST_CASE("trace rules: pageable uploads against a faster measured path", "[trac
     test::check_silent(run_rule(trace_report(b.trace, run, {ceiling("transfer.h2d.pinned.bandwidth", "GB/s", 1.1)}),
                                 "trace.transfer.pageable"));
     // No transfer ceilings (--no-ceilings): not evaluated, and said why.
-    const RunReport bare = run_rule(trace_report(b.trace, run), "trace.transfer.pageable");
-    CHECK(bare.findings.empty());
-    REQUIRE(bare.rules_not_evaluated.size() == 1);
+    check_needs(run_rule(trace_report(b.trace, run), "trace.transfer.pageable"), "trace.transfer.pageable",
+                "transfer.h2d.pinned.bandwidth or transfer.h2d.zero_copy.bandwidth");
 }
 
 TEST_CASE("trace rules: many transfers below the half-peak size", "[trace][rules]") {
@@ -100,7 +107,8 @@ TEST_CASE("trace rules: many transfers below the half-peak size", "[trace][rules
     for (int i = 0; i < 200; ++i)
         large.command("write", CommandKind::write, i * 10.0, i * 10.0 + 1, i * 10.0 + 6, 1 << 20, HostMemory::pageable);
     test::check_silent(run_rule(trace_report(large.trace, large.run(4000), ceilings), "trace.transfer.small"));
-    CHECK(run_rule(trace_report(b.trace, b.run(4000)), "trace.transfer.small").rules_not_evaluated.size() == 1);
+    check_needs(run_rule(trace_report(b.trace, b.run(4000)), "trace.transfer.small"), "trace.transfer.small",
+                "transfer.half_peak_size (direction=h2d, path=pageable, blocking=true)");
 }
 
 TEST_CASE("trace rules: a kernel far below the memory roof is named", "[trace][rules]") {
@@ -116,6 +124,9 @@ TEST_CASE("trace rules: a kernel far below the memory roof is named", "[trace][r
     TraceBuilder fast;
     fast.kernel("stream", 0, 1, 801, 8'000'000);  // 10 GB/s of 20
     test::check_silent(run_rule(trace_report(fast.trace, fast.run(1000), peak), "trace.kernel.below_roof"));
+    // No roof measured (--no-ceilings): not evaluated.
+    check_needs(run_rule(trace_report(b.trace, b.run(1000)), "trace.kernel.below_roof"), "trace.kernel.below_roof",
+                "kernel.roof.bandwidth or kernel.peak.bandwidth");
 }
 
 TEST_CASE("trace rules: a kernel whose buffers fit a cache is held against that cache's roof", "[trace][rules]") {
@@ -166,6 +177,9 @@ TEST_CASE("trace rules: a cold build from source against the measured binary loa
     CHECK(*f.estimated_gain == Approx(500e-6 * 0.99 / 1000e-6));
     // Under 5% of the program: silent.
     test::check_silent(run_rule(trace_report(b.trace, b.run(20000), builds), "trace.build.from_source"));
+    // Only the cold build measured: the binary load is missing.
+    check_needs(run_rule(trace_report(b.trace, b.run(1000), {builds[0]}), "trace.build.from_source"),
+                "trace.build.from_source", "path=binary_cache");
 }
 
 TEST_CASE("trace rules: allocations inside the loop, from 20 on", "[trace][rules]") {
@@ -224,6 +238,8 @@ TEST_CASE("trace rules: copies serialised with kernels where overlap works", "[t
     test::check_silent(
         run_rule(trace_report(b.trace, b.run(1000), {ceiling("transfer.overlap.efficiency", "fraction", 0.1)}),
                  "trace.overlap.serialised"));
+    check_needs(run_rule(trace_report(b.trace, b.run(1000)), "trace.overlap.serialised"), "trace.overlap.serialised",
+                "transfer.overlap.efficiency");
 }
 
 TEST_CASE("trace rules: how the program ended and whether the layer saw it", "[trace][rules]") {
@@ -294,4 +310,20 @@ TEST_CASE("trace rules: a trace report ranks the program, not the device layers'
     analyze(plain, trace_rules());
     CHECK(plain.findings.empty());
     CHECK(plain.rules_not_evaluated.empty());
+}
+
+TEST_CASE("trace rules: each declares trace.program's facts first; unreadable facts say so", "[trace][rules]") {
+    for (const auto& rule : trace_rules()) {
+        INFO("rule " << rule.id);
+        CHECK(rule.layer == "trace");
+        REQUIRE_FALSE(rule.inputs.empty());
+        CHECK(rule.inputs.front().kind == RuleInput::Kind::facts);
+        CHECK(rule.inputs.front().names == std::vector<std::string>{trace_probe_id});
+    }
+    TraceBuilder b;
+    b.build(0, 100, 99).build(200, 300, 99);
+    RunReport r = trace_report(b.trace, b.run(2000));
+    for (auto& result : r.results)
+        if (result.id == trace_probe_id) result.attributes["facts"] = "not facts";
+    check_needs(run_rule(r, "trace.build.repeated"), "trace.build.repeated", "trace.program's facts");
 }
