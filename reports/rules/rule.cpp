@@ -120,17 +120,4 @@ RuleOutcome Rule::evaluate(const RunReport& report) const {
     return check(report, *this);
 }
 
-// Transitional: the rule files not yet declared through RuleSpec. Deleted once every rule is.
-Finding make_finding(std::string layer, std::string id, Severity severity, std::string title) {
-    return RuleSpec{std::move(id), std::move(layer), {}, {}}.finding(severity, std::move(title));
-}
-
-Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
-                           const Measurement& first, std::string first_expectation, const Measurement& second,
-                           std::string second_expectation, const Gap& gap, std::string gain_basis) {
-    return RuleSpec{std::move(id), std::move(layer), {}, {}}.comparison(
-        severity, std::move(title), first, std::move(first_expectation), second, std::move(second_expectation), gap,
-        std::move(gain_basis));
-}
-
 }  // namespace clprobe

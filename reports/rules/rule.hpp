@@ -81,10 +81,6 @@ struct Rule : RuleSpec {
     RuleCheck check;
 
     Rule(RuleSpec spec, RuleCheck rule_check) : RuleSpec(std::move(spec)), check(std::move(rule_check)) {}
-    // Transitional, for rule files not yet declared through RuleSpec (deleted once every rule is).
-    Rule(std::string rule_id, std::string rule_layer, std::function<RuleOutcome(const RunReport&)> legacy)
-        : RuleSpec{std::move(rule_id), std::move(rule_layer), {}, {}},
-          check([legacy = std::move(legacy)](const RunReport& r, const RuleSpec&) { return legacy(r); }) {}
     // The declared metric and device inputs first (not evaluated, with needs(), when one is absent),
     // then the rule's own check.
     RuleOutcome evaluate(const RunReport& report) const;
@@ -121,11 +117,5 @@ std::optional<Gap> significant_gap(const Measurement& better, const Measurement&
 
 // A label's value, or "?" when a (hand-edited) report lacks it: rules never throw on input.
 std::string label_of(const Measurement& m, const std::string& key);
-
-// Transitional, for rule files not yet declared through RuleSpec (deleted once every rule is).
-Finding make_finding(std::string layer, std::string id, Severity severity, std::string title);
-Finding comparison_finding(std::string id, std::string layer, Severity severity, std::string title,
-                           const Measurement& first, std::string first_expectation, const Measurement& second,
-                           std::string second_expectation, const Gap& gap, std::string gain_basis);
 
 }  // namespace clprobe

@@ -181,8 +181,10 @@ TEST_CASE("noise gate: a ratio that clears the threshold only inside the noise i
     REQUIRE(quiet);
     CHECK_FALSE(quiet->uncertain);
     // A comparison finding carries the mark and the ratio as its factor.
-    const Finding f = comparison_finding("x.y", "kernel", Severity::low, "t", timed(10, 0.025), "", timed(13, 0.025),
-                                         "", *noisy, "basis");
+    const RuleSpec rule{"x.y", "kernel", {}, {}};
+    const Finding f = rule.comparison(Severity::low, "t", timed(10, 0.025), "", timed(13, 0.025), "", *noisy, "basis");
+    CHECK(f.id == "x.y");
+    CHECK(f.layer == "kernel");
     CHECK(f.uncertain);
     CHECK(*f.factor == Approx(1.3));
 }
