@@ -8,11 +8,11 @@
 
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
-#include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "attention/request_lengths.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -12,13 +12,13 @@
 #include "attention/attention_device.hpp"
 #include "attention/attention_math.hpp"
 #include "attention/attention_memory.hpp"
-#include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "attention/kv_quant.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "common/roof_placement.hpp"
 #include "core/memory_roofs.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

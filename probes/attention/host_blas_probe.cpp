@@ -10,11 +10,11 @@
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
 #include "attention/attention_math.hpp"
-#include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "common/host_blas.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

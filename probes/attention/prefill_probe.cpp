@@ -8,12 +8,12 @@
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
 #include "attention/attention_memory.hpp"
-#include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "common/roof_placement.hpp"
 #include "core/attention_facts.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -12,12 +12,12 @@
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
 #include "attention/attention_math.hpp"
-#include "attention/attention_probes.hpp"
 #include "attention/attention_report.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
 #include "core/pipeline_stages.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -12,8 +12,8 @@
 #include "core/glm_facts.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
-#include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -8,8 +8,8 @@
 #include "common/host_blas.hpp"
 #include "common/probe_support.hpp"
 #include "core/glm_facts.hpp"
-#include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -20,8 +20,8 @@
 #include "core/pipeline_stages.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
-#include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -11,7 +11,7 @@
 #include "cl/kernel_args.hpp"
 #include "common/device_caches.hpp"
 #include "common/probe_support.hpp"
-#include "kernel/kernel_probes.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -7,7 +7,7 @@
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
-#include "kernel/kernel_probes.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -13,7 +13,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
-#include "kernel/kernel_probes.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -18,7 +18,7 @@
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
 #include "core/stop_points.hpp"
-#include "kernel/kernel_probes.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

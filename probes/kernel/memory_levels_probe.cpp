@@ -20,7 +20,7 @@
 #include "core/stats.hpp"
 #include "core/stop_points.hpp"
 #include "core/topology_facts.hpp"
-#include "kernel/kernel_probes.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

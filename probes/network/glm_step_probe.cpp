@@ -19,6 +19,7 @@
 #include "glm/glm_support.hpp"
 #include "network/mpi_call.hpp"
 #include "network/network_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -1,9 +1,8 @@
 #pragma once
-// The network layer (MPI between ranks). builtin_probes.cpp runs it last, after the node-local
-// layers. Built with MPI (CLPROBE_HAVE_MPI) the factories return the measuring probes
-// (*_probe.cpp); built without, the same ids report unsupported with the reason
-// (unsupported_probes.cpp), so reports of both builds line up.
-#include <memory>
+// The network layer (MPI between ranks). The registry (probes/probe_list.inc) runs it last, after
+// the node-local layers. Built with MPI (CLPROBE_HAVE_MPI) its factories return the measuring
+// probes (*_probe.cpp); built without, the same ids report unsupported with the reason
+// (unsupported_probes.cpp), so reports of both builds line up. What the two builds share is here.
 
 #include "runtime/probe.hpp"
 
@@ -26,12 +25,6 @@ inline constexpr NetworkProbeInfo network_device_buffers_info{
     "network.device_buffers", "All-reduce of device buffers: staged through host memory or not", "", true};
 inline constexpr NetworkProbeInfo network_glm_step_info{
     "network.glm_step", "Data-parallel GLM step: local gradient, all-reduce, update", "glm", true};
-
-std::unique_ptr<Probe> make_network_world_probe();           // network.world
-std::unique_ptr<Probe> make_network_p2p_probe();             // network.p2p
-std::unique_ptr<Probe> make_network_allreduce_probe();       // network.allreduce
-std::unique_ptr<Probe> make_network_device_buffers_probe();  // network.device_buffers
-std::unique_ptr<Probe> make_network_glm_step_probe();        // network.glm_step
 
 // The probe base both builds share: identity from a NetworkProbeInfo.
 class NetworkProbe : public Probe {

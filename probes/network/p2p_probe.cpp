@@ -11,6 +11,7 @@
 #include "core/network_math.hpp"
 #include "network/mpi_call.hpp"
 #include "network/network_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

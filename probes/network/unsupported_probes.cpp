@@ -2,6 +2,7 @@
 // cannot run, without asking for the device (the reason is the build, not the device).
 #include "network/mpi_session.hpp"
 #include "network/network_probes.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -9,6 +9,7 @@
 #include "core/network_facts.hpp"
 #include "network/mpi_call.hpp"
 #include "network/network_support.hpp"
+#include "probe_factories.hpp"
 
 namespace clprobe {
 

@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "core/system_facts.hpp"
+#include "probe_factories.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "system/cpu_list.hpp"
-#include "system/system_probes.hpp"
 #include "system/system_support.hpp"
 
 namespace clprobe {

@@ -10,13 +10,13 @@
 
 #include "core/system_facts.hpp"
 #include "core/text.hpp"
+#include "probe_factories.hpp"
 #include "runtime/host_info.hpp"
 #include "system/cpu_facts.hpp"
 #include "system/cpu_features.hpp"
 #include "system/cpu_list.hpp"
 #include "system/memory_facts.hpp"
 #include "system/proc_parse.hpp"
-#include "system/system_probes.hpp"
 #include "system/system_support.hpp"
 #include "system/virtualization.hpp"
 

@@ -9,10 +9,10 @@
 
 #include "cl/device_session.hpp"
 #include "core/system_facts.hpp"
+#include "probe_factories.hpp"
 #include "system/affinity.hpp"
 #include "system/cgroup_limits.hpp"
 #include "system/cpu_list.hpp"
-#include "system/system_probes.hpp"
 #include "system/system_support.hpp"
 
 namespace clprobe {

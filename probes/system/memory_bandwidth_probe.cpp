@@ -9,12 +9,12 @@
 #include <thread>
 
 #include "common/probe_support.hpp"
+#include "probe_factories.hpp"
 #include "system/affinity.hpp"
 #include "system/cgroup_limits.hpp"
 #include "system/cpu_facts.hpp"
 #include "system/cpu_list.hpp"
 #include "system/memory_facts.hpp"
-#include "system/system_probes.hpp"
 #include "system/system_support.hpp"
 #include "system/triad_team.hpp"
 

@@ -2,11 +2,11 @@
 // local to it, its PCIe link, and how the process's CPU and memory binding relate to them. With
 // --topology it locates the --device-pci address in the saved XML instead (binding unknown).
 #include "cl/device_session.hpp"
+#include "probe_factories.hpp"
 #include "topology/device_locality.hpp"
 #include "topology/process_binding.hpp"
 #include "topology/topology_input.hpp"
 #include "topology/topology_measurements.hpp"
-#include "topology/topology_probes.hpp"
 
 namespace clprobe {
 

@@ -1,10 +1,10 @@
 // topology.host: the machine's shape (packages, NUMA nodes and their memory, caches, cores, PUs)
 // and its PCIe wiring (devices of interest, their links, the root ports they share), live or
 // from a saved hwloc XML (--topology). Stored in the report so `compare` can show wiring changes.
+#include "probe_factories.hpp"
 #include "topology/hwloc_topology.hpp"
 #include "topology/topology_input.hpp"
 #include "topology/topology_measurements.hpp"
-#include "topology/topology_probes.hpp"
 #include "topology/topology_summary.hpp"
 
 namespace clprobe {

@@ -18,7 +18,7 @@
 #include "cl/kernel_args.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
-#include "transfer/transfer_probes.hpp"
+#include "probe_factories.hpp"
 #include "transfer/transfer_support.hpp"
 
 namespace clprobe {

@@ -9,7 +9,7 @@
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "core/stop_points.hpp"
-#include "transfer/transfer_probes.hpp"
+#include "probe_factories.hpp"
 #include "transfer/transfer_support.hpp"
 
 namespace clprobe {

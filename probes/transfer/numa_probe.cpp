@@ -8,8 +8,8 @@
 #include "cl/cl_error.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "probe_factories.hpp"
 #include "topology/hwloc_topology.hpp"
-#include "transfer/transfer_probes.hpp"
 #include "transfer/transfer_support.hpp"
 
 namespace clprobe {

@@ -13,7 +13,7 @@
 #include "common/probe_support.hpp"
 #include "core/pipeline_stages.hpp"
 #include "core/stop_points.hpp"
-#include "transfer/transfer_probes.hpp"
+#include "probe_factories.hpp"
 #include "transfer/transfer_support.hpp"
 
 namespace clprobe {

@@ -212,7 +212,7 @@ int run_diagnose(DiagnoseOptions o) {
     // MPI starts only under a launcher with 2 or more ranks (and only in a build with MPI); when
     // it cannot, the network layer reports why and the other layers run as usual. Finalised
     // when the run ends, whichever way it ends.
-    const ScopedMpiSession mpi;
+    const ScopedMpiSession mpi(launcher);
     const RunOptions run = run_options_of(o);
     prepare_outputs(o, launcher);
     CommandTrace::instance().enable(!o.trace.empty());

@@ -2,8 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <stdexcept>
+#include <string_view>
 
 namespace clprobe {
 
@@ -24,6 +27,14 @@ const LauncherVariables launchers[] = {
     {"pmi", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
 };
 
+// The world size, in its own order: Open MPI's own variable first (under srun with Open MPI both
+// are set and agree); PMI_SIZE covers MPICH/PMI launchers. Slurm's task count alone is not
+// enough: plain `srun -n 2` (--mpi=none) starts the tasks with no process-management interface
+// to wire MPI up, and Open MPI then aborts inside MPI_Init_thread (and sbatch sets it for a single
+// batch shell too). It counts only when srun also gave the tasks a PMI (slurm_pmi_variables).
+const char* const world_size_variables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "SLURM_NPROCS"};
+const char* const slurm_pmi_variables[] = {"PMIX_RANK", "PMI_RANK", "PMI_FD"};
+
 std::optional<std::string> get(const EnvironmentMap& env, const char* name) {
     if (name == nullptr) return std::nullopt;
     const auto it = env.find(name);
@@ -38,6 +49,19 @@ std::optional<int> get_int(const EnvironmentMap& env, const char* name) {
     const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
     if (ec != std::errc() || end != text->data() + text->size() || value < 0) return std::nullopt;
     return value;
+}
+
+void read_world_size(const EnvironmentMap& env, LauncherEnv& out) {
+    const bool slurm_wired = std::any_of(std::begin(slurm_pmi_variables), std::end(slurm_pmi_variables),
+                                         [&](const char* name) { return get(env, name).has_value(); });
+    for (const char* name : world_size_variables) {
+        if (std::string_view(name).starts_with("SLURM_") && !slurm_wired) continue;
+        const auto size = get_int(env, name);
+        if (!size || *size <= 0) continue;
+        out.world_size = size;
+        out.world_size_variable = name;
+        return;
+    }
 }
 
 bool is_placeholder_name(const std::string& s) {
@@ -57,9 +81,16 @@ bool LauncherEnv::may_share_node() const {
 const std::vector<std::string>& launcher_variables() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> out;
+        const auto add = [&](const char* n) {
+            if (n != nullptr && std::find(out.begin(), out.end(), n) == out.end()) out.emplace_back(n);
+        };
         for (const auto& l : launchers)
             for (const char* n : {l.rank, l.local_rank, l.local_size})
-                if (n != nullptr) out.emplace_back(n);
+                add(n);
+        for (const char* n : world_size_variables)
+            add(n);
+        for (const char* n : slurm_pmi_variables)
+            add(n);
         return out;
     }();
     return names;
@@ -67,6 +98,7 @@ const std::vector<std::string>& launcher_variables() {
 
 LauncherEnv launcher_env_from(const EnvironmentMap& env) {
     LauncherEnv out;
+    read_world_size(env, out);
     for (const auto& l : launchers) {
         auto rank = get(env, l.rank);
         if (!rank) continue;

@@ -1,7 +1,9 @@
 #pragma once
 // What a parallel launcher (srun, mpirun, mpiexec) tells each process it starts, read from an
-// environment given as a map so that tests need no real environment; and the expansion of the
-// {host} and {rank} placeholders in output paths (docs/fleet.md).
+// environment given as a map so that tests need no real environment: the one reader of the
+// launchers' variables (rank and placement for output paths and node turns, world size for the
+// MPI session); and the expansion of the {host} and {rank} placeholders in output paths
+// (docs/fleet.md).
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +19,12 @@ struct LauncherEnv {
     std::string rank_variable;        // the variable it came from, e.g. SLURM_PROCID
     std::optional<int> local_rank;    // rank among the processes on this node
     std::optional<int> local_size;    // processes on this node; nullopt when the launcher does not say
+    // The number of ranks the launcher announced (a positive integer), and the variable it came
+    // from, e.g. OMPI_COMM_WORLD_SIZE: whether to start MPI (src/network/mpi_session.hpp). Read
+    // on its own, in its own order: OMPI_COMM_WORLD_SIZE, PMI_SIZE, then SLURM_NTASKS and
+    // SLURM_NPROCS only when srun gave the tasks a PMI (PMIX_RANK, PMI_RANK or PMI_FD is set).
+    std::optional<int> world_size;
+    std::string world_size_variable;
     // Several ranks may run on this node: the local size says so, or it is unknown but a local
     // rank is given. Node-wide measurements then take turns (src/system/node_turn.hpp).
     bool may_share_node() const;

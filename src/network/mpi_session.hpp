@@ -5,6 +5,8 @@
 // the same interface reports why the network layer cannot run. No MPI header here.
 #include <string>
 
+#include "core/launcher_env.hpp"
+
 namespace clprobe {
 
 struct MpiWorld {
@@ -20,9 +22,10 @@ bool built_with_mpi();
 
 class MpiSession {
   public:
-    // Initialises MPI when built with it and a launcher says this process is one of 2 or more
+    // Initialises MPI when built with it and the launcher (its world_size, read by
+    // launcher_env_from; the CLI's current_launcher()) says this process is one of 2 or more
     // ranks; otherwise, or when initialisation fails, records why (unavailable_reason). Never throws.
-    static void start();
+    static void start(const LauncherEnv& launcher);
     // MPI_Finalize when start() initialised MPI; safe to call more than once.
     static void finish();
     // The world while MPI runs with 2 or more ranks; null otherwise.
@@ -34,7 +37,7 @@ class MpiSession {
 // Starts the session for a scope (diagnose's run) and finishes it on every exit path.
 class ScopedMpiSession {
   public:
-    ScopedMpiSession() { MpiSession::start(); }
+    explicit ScopedMpiSession(const LauncherEnv& launcher) { MpiSession::start(launcher); }
     ~ScopedMpiSession() { MpiSession::finish(); }
     ScopedMpiSession(const ScopedMpiSession&) = delete;
     ScopedMpiSession& operator=(const ScopedMpiSession&) = delete;

@@ -2,9 +2,6 @@
 // ranks, so a plain `clprobe diagnose` never pays for (or depends on) MPI start-up.
 #include <mpi.h>
 
-#include <cstdlib>
-
-#include "network/launch_env.hpp"
 #include "network/mpi_call.hpp"
 #include "network/mpi_session.hpp"
 
@@ -30,7 +27,7 @@ std::string first_line(const char* text) {
     return end == std::string::npos ? s : s.substr(0, end);
 }
 
-void read_world(SessionState& s, const LaunchInfo& launch) {
+void read_world(SessionState& s, const std::string& launcher_variable) {
     mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &s.world.rank), "MPI_Comm_rank");
     mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &s.world.size), "MPI_Comm_size");
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -40,7 +37,7 @@ void read_world(SessionState& s, const LaunchInfo& launch) {
     int major = 0, minor = 0;
     mpi_check(MPI_Get_version(&major, &minor), "MPI_Get_version");
     s.world.standard_version = std::to_string(major) + "." + std::to_string(minor);
-    s.world.launcher = launch.variable;
+    s.world.launcher = launcher_variable;
 }
 
 }  // namespace
@@ -62,11 +59,10 @@ bool all_ranks_agree(bool ok) {
     return all != 0;
 }
 
-void MpiSession::start() {
+void MpiSession::start(const LauncherEnv& launcher) {
     SessionState& s = state();
     if (s.initialised) return;
-    const auto launch = launch_from_env([](const char* name) { return std::getenv(name); });
-    if (!launch || launch->ranks < 2) {
+    if (!launcher.world_size || *launcher.world_size < 2) {
         s.reason = "not started by mpirun/srun with 2 or more ranks";
         return;
     }
@@ -80,14 +76,14 @@ void MpiSession::start() {
     s.initialised = true;
     try {
         mpi_check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-        read_world(s, *launch);
+        read_world(s, launcher.world_size_variable);
     } catch (const MpiError& e) {
         s.reason = std::string("MPI initialisation failed: ") + e.what();
         return;
     }
     if (s.world.size < 2) {
-        s.reason = "MPI_COMM_WORLD has " + std::to_string(s.world.size) + " rank although " + launch->variable +
-                   " announced " + std::to_string(launch->ranks);
+        s.reason = "MPI_COMM_WORLD has " + std::to_string(s.world.size) + " rank although " +
+                   launcher.world_size_variable + " announced " + std::to_string(*launcher.world_size);
         return;
     }
     s.active = true;

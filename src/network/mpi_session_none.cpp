@@ -7,7 +7,7 @@ bool built_with_mpi() {
     return false;
 }
 
-void MpiSession::start() {}
+void MpiSession::start(const LauncherEnv&) {}
 void MpiSession::finish() {}
 
 const MpiWorld* MpiSession::world() {

@@ -12,8 +12,8 @@
 
 #include "attention/attention_device.hpp"
 #include "attention/attention_memory.hpp"
-#include "attention/attention_probes.hpp"
 #include "attention/request_lengths.hpp"
+#include "probe_factories.hpp"
 #include "rules/analysis.hpp"
 #include "rules/attention_rules.hpp"
 #include "runtime/runner.hpp"

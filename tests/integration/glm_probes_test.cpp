@@ -10,8 +10,8 @@
 #include "cl/device_session.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_memory.hpp"
-#include "glm/glm_probes.hpp"
 #include "glm/glm_support.hpp"
+#include "probe_factories.hpp"
 #include "runtime/runner.hpp"
 #include "session_fixture.hpp"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "core/memory_roofs.hpp"
-#include "kernel/kernel_probes.hpp"
+#include "probe_factories.hpp"
 #include "session_fixture.hpp"
 
 using namespace clprobe;

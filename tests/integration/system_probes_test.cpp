@@ -11,11 +11,11 @@
 #include <ctime>
 #include <thread>
 
+#include "probe_factories.hpp"
 #include "runtime/activity_monitor.hpp"
 #include "runtime/runner.hpp"
 #include "session_fixture.hpp"
 #include "system/affinity.hpp"
-#include "system/system_probes.hpp"
 #include "system/triad_team.hpp"
 
 using namespace clprobe;

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <set>
 
+#include "probe_factories.hpp"
 #include "runtime/runner.hpp"
 #include "session_fixture.hpp"
-#include "transfer/transfer_probes.hpp"
 
 using namespace clprobe;
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <thread>
@@ -34,6 +35,43 @@ TEST_CASE("launcher: rank and local placement from each launcher's variables", "
     // Slurm first: srun can start Open MPI programs, and then both are set.
     CHECK(launcher_env_from({{"SLURM_PROCID", "7"}, {"OMPI_COMM_WORLD_RANK", "2"}}).rank == "7");
     CHECK_FALSE(launcher_env_from({{"SLURM_PROCID", "7"}, {"SLURM_LOCALID", "x"}}).local_rank);
+}
+
+TEST_CASE("launcher: the world size, from the first launcher variable with a rank count", "[launcher]") {
+    EnvironmentMap env;
+    CHECK_FALSE(launcher_env_from(env).world_size);
+    env["SLURM_NTASKS"] = "4";
+    // srun without --mpi: no PMI to wire MPI up with, so not an MPI launch (Open MPI would abort).
+    CHECK_FALSE(launcher_env_from(env).world_size);
+    env["PMIX_RANK"] = "0";
+    REQUIRE(launcher_env_from(env).world_size);
+    CHECK(launcher_env_from(env).world_size == 4);
+    CHECK(launcher_env_from(env).world_size_variable == "SLURM_NTASKS");
+    env["OMPI_COMM_WORLD_SIZE"] = "2";  // Open MPI's own count wins
+    CHECK(launcher_env_from(env).world_size == 2);
+    CHECK(launcher_env_from(env).world_size_variable == "OMPI_COMM_WORLD_SIZE");
+    env["OMPI_COMM_WORLD_SIZE"] = "two";  // not a number: the next variable counts
+    CHECK(launcher_env_from(env).world_size_variable == "SLURM_NTASKS");
+    env = {{"PMI_SIZE", "0"}, {"SLURM_NPROCS", "3x"}};
+    CHECK_FALSE(launcher_env_from(env).world_size);
+    // PMI_RANK and PMI_FD wire srun's tasks too; the rank and the world size are read apart.
+    const auto pmi = launcher_env_from({{"SLURM_NPROCS", "3"}, {"PMI_FD", "5"}});
+    CHECK(pmi.world_size == 3);
+    CHECK_FALSE(pmi.rank);
+    const auto slurm = launcher_env_from({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"PMI_RANK", "1"}});
+    CHECK(slurm.launcher == "slurm");
+    CHECK(slurm.world_size == 2);
+}
+
+TEST_CASE("launcher: the real environment's collector reads every variable the world size needs", "[launcher]") {
+    // current_launcher() copies only launcher_variables() out of the environment: a variable
+    // missing there would leave MPI unstarted under that launcher.
+    const auto& names = launcher_variables();
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "SLURM_NPROCS", "PMIX_RANK",
+                             "PMI_RANK", "PMI_FD", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"}) {
+        INFO(name);
+        CHECK(std::count(names.begin(), names.end(), name) == 1);
+    }
 }
 
 TEST_CASE("launcher: {host} and {rank} expand; unknown placeholders and a missing rank are errors", "[launcher]") {

@@ -1,13 +1,12 @@
 // The network layer's arithmetic and facts without MPI: nccl-tests' busbw, the slow-pair test,
-// the rank pairs rank 0 drives, launcher detection from the environment, and the facts' JSON.
+// the rank pairs rank 0 drives, and the facts' JSON. The launcher's world size, which decides
+// whether MPI starts, is tested with the other launcher variables in launcher_env_test.cpp.
 #include <catch2/catch.hpp>
 
-#include <map>
 #include <string>
 
 #include "core/network_facts.hpp"
 #include "core/network_math.hpp"
-#include "network/launch_env.hpp"
 
 using namespace clprobe;
 
@@ -47,29 +46,6 @@ TEST_CASE("rank pairs: every unordered pair once, in rank order", "[network]") {
     CHECK(four.front() == std::pair<int, int>{0, 1});
     CHECK(four.back() == std::pair<int, int>{2, 3});
     CHECK(pair_label(2, 3) == "2-3");
-}
-
-TEST_CASE("launch environment: the first launcher variable with a rank count", "[network]") {
-    std::map<std::string, std::string> env;
-    const auto lookup = [&](const char* name) -> const char* {
-        const auto it = env.find(name);
-        return it == env.end() ? nullptr : it->second.c_str();
-    };
-    CHECK_FALSE(launch_from_env(lookup));
-    env["SLURM_NTASKS"] = "4";
-    // srun without --mpi: no PMI to wire MPI up with, so not an MPI launch (Open MPI would abort).
-    CHECK_FALSE(launch_from_env(lookup));
-    env["PMIX_RANK"] = "0";
-    REQUIRE(launch_from_env(lookup));
-    CHECK(launch_from_env(lookup)->ranks == 4);
-    CHECK(launch_from_env(lookup)->variable == "SLURM_NTASKS");
-    env["OMPI_COMM_WORLD_SIZE"] = "2";  // Open MPI's own count wins
-    CHECK(launch_from_env(lookup)->ranks == 2);
-    CHECK(launch_from_env(lookup)->variable == "OMPI_COMM_WORLD_SIZE");
-    env["OMPI_COMM_WORLD_SIZE"] = "two";  // not a number: the next variable counts
-    CHECK(launch_from_env(lookup)->variable == "SLURM_NTASKS");
-    env = {{"PMI_SIZE", "0"}, {"SLURM_NPROCS", "3x"}};
-    CHECK_FALSE(launch_from_env(lookup));
 }
 
 TEST_CASE("network facts round-trip through JSON and reject damaged values", "[network]") {
