@@ -3,8 +3,10 @@
 Each test_*.py is one ctest test: `python3 test_x.py <clprobe> <source dir> <fault layer .so>`. A test
 function that raises fails the file; every function runs even when an earlier one failed.
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,8 +39,23 @@ def expect(condition, message, result=None):
         raise AssertionError(message + ("\n" + repr(result) if result is not None else ""))
 
 
+_temp_dirs = []
+
+
+def _remove_temp_dirs():
+    for d in _temp_dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# Each test's folders go when its process ends; CLPROBE_KEEP_TEST_FILES=1 keeps them for a look.
+if not os.environ.get("CLPROBE_KEEP_TEST_FILES"):
+    atexit.register(_remove_temp_dirs)
+
+
 def temp_dir():
-    return tempfile.mkdtemp(prefix="clprobe-cli-")
+    d = tempfile.mkdtemp(prefix="clprobe-cli-")
+    _temp_dirs.append(d)
+    return d
 
 
 def load_json(text, result=None):
