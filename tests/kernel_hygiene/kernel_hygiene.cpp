@@ -15,6 +15,7 @@
 #include "cl/device_catalog.hpp"
 #include "cl/device_query.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "cl/kernel_sources.hpp"
 #include "glm/glm_device.hpp"
 #include "runtime/probe.hpp"
@@ -254,6 +255,25 @@ void glm_kernels(DeviceSession& s) {
     }
 }
 
+// The drift reference (src/runtime/drift_monitor.cpp): FMA chains, the fill and both reads.
+void drift_kernels(DeviceSession& s) {
+    constexpr std::size_t local = 4, items = 8;
+    constexpr cl_uint per_item = 4;  // the reads unroll by 4
+    cl::Buffer out(s.context(), CL_MEM_READ_WRITE, items * sizeof(cl_uint));
+    cl::Buffer data(s.context(), CL_MEM_READ_WRITE, items * per_item * 4 * sizeof(cl_uint));
+    cl::Kernel fma = s.kernels().kernel("drift/reference.cl", "drift_fma");
+    set_args(fma, out, 0.5f, 0.5f, cl_uint{3});
+    run(s, fma, items, local);
+    cl::Kernel fill = s.kernels().kernel("drift/reference.cl", "drift_fill");
+    set_args(fill, data);
+    run(s, fill, items * per_item * 4, local);
+    for (const char* name : {"drift_read_chunked", "drift_read_interleaved"}) {
+        cl::Kernel read = s.kernels().kernel("drift/reference.cl", name);
+        set_args(read, data, out, per_item);
+        run(s, read, items, local);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -283,6 +303,7 @@ int main() {
             if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
             transfer_kernels(s);
             attention_kernels(s);
+            drift_kernels(s);
         }
         if (set != "rest") glm_kernels(s);
         std::printf("kernel_hygiene: every kernel ran\n");
