@@ -274,9 +274,10 @@ std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b) {
 
 std::string describe(const DriftBand& d) {
     auto figure = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "not measured"; };
-    return fmt::format("the runs drifted by up to {:.1f}% (reference kernels: A varied {}, B varied {}, their medians "
-                       "moved {}): changes inside it are not called",
-                       100 * d.band, figure(d.spread_a), figure(d.spread_b), figure(d.reference_shift));
+    return fmt::format(
+        "the runs drifted by up to {:.1f}% (reference kernels: A varied {}, B varied {}, their medians "
+        "moved {}): changes inside it are not called",
+        100 * d.band, figure(d.spread_a), figure(d.spread_b), figure(d.reference_shift));
 }
 
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options) {

@@ -45,8 +45,8 @@ struct EnvironmentDifference {
 // metric measured in a slow phase of one run and a fast phase of the other can differ by this much
 // with nothing changed, so timed metrics' bands widen to it.
 struct DriftBand {
-    double band = 0;     // the largest of the figures below
-    std::string source;  // which: "spread_a", "spread_b" or "reference_shift"
+    double band = 0;                           // the largest of the figures below
+    std::string source;                        // which: "spread_a", "spread_b" or "reference_shift"
     std::optional<double> spread_a, spread_b;  // each run's larger series spread (max / min - 1)
     std::optional<double> reference_shift;     // |median_b / median_a - 1|, the larger series
 };

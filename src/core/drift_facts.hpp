@@ -16,9 +16,9 @@ namespace clprobe {
 
 // One timing of the reference: each rate is the median of a few profiled launches.
 struct DriftCheck {
-    double offset_seconds = 0;  // since the run started
-    std::string before_probe;   // id of the probe that ran next
-    double compute_gflops = 0;  // FMA chains, fp32
+    double offset_seconds = 0;   // since the run started
+    std::string before_probe;    // id of the probe that ran next
+    double compute_gflops = 0;   // FMA chains, fp32
     double memory_gb_per_s = 0;  // one read of a buffer several times the last-level cache
 };
 

@@ -28,7 +28,8 @@ constexpr double fma_tolerance = 1e-3;
 
 std::size_t pow2_at_most(std::uint64_t n) {
     std::size_t p = 1;
-    while (p * 2 <= n) p *= 2;
+    while (p * 2 <= n)
+        p *= 2;
     return p;
 }
 
@@ -60,23 +61,32 @@ struct DriftMonitor::State {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - config.run_start).count();
     }
 
-    // Median device time of `launches` launches of `kernel` over `items` work-items.
-    double median_seconds(cl::Kernel& kernel, std::size_t items, const char* label) {
+    // Enqueues `launches` launches of each kernel back to back and waits once (a round trip per
+    // launch would cost PoCL about as much as the launch), then takes each kernel's median
+    // device time.
+    std::vector<double> median_seconds(const std::vector<std::pair<cl::Kernel*, std::size_t>>& kernels,
+                                       const char* label) {
         cl::CommandQueue& q = session.queue();
-        std::vector<double> times;
-        for (int i = 0; i < std::max(1, config.launches); ++i) {
-            const TimedBatch t = time_commands(
-                q, true, 1,
-                [&] {
-                    cl::Event e;
-                    q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
-                    return e;
-                },
-                label);
-            if (t.timer != TimerKind::device_profiling) throw std::runtime_error("the device returned no timestamps");
-            times.push_back(t.seconds);
+        const std::size_t launches = static_cast<std::size_t>(std::max(1, config.launches));
+        std::vector<cl::Event> events;
+        for (const auto& [kernel, items] : kernels)
+            for (std::size_t i = 0; i < launches; ++i) {
+                events.emplace_back();
+                q.enqueueNDRangeKernel(*kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
+                                       &events.back());
+            }
+        q.finish();
+        std::vector<double> medians;
+        for (std::size_t k = 0; k < kernels.size(); ++k) {
+            std::vector<double> times;
+            for (std::size_t i = 0; i < launches; ++i) {
+                const cl::Event& e = events[k * launches + i];
+                CommandTrace::instance().record(e, label);
+                times.push_back(command_seconds(e));
+            }
+            medians.push_back(median_of(times));
         }
-        return median_of(times);
+        return medians;
     }
 
     void setup() {
@@ -112,7 +122,7 @@ struct DriftMonitor::State {
     // Scales the FMA loop so one launch takes about the target time on this device.
     void calibrate() {
         set_args(fma, fma_out, fma_b, fma_c, iterations);
-        const double first = median_seconds(fma, fma_items, "drift.calibrate");
+        const double first = median_seconds({{&fma, fma_items}}, "drift.calibrate").front();
         const double scale = first > 0 ? config.target_seconds / first : 1.0;
         iterations = static_cast<std::uint32_t>(std::clamp(iterations * scale, 64.0, double(1u << 24)));
         set_args(fma, fma_out, fma_b, fma_c, iterations);
@@ -145,11 +155,12 @@ struct DriftMonitor::State {
 
     void measure(const std::string& probe_id) {
         const double offset = seconds_since_start();
-        const double fma_seconds = median_seconds(fma, fma_items, "drift.compute");
-        const double read_seconds = median_seconds(read, read_items, "drift.memory");
+        const auto seconds = median_seconds({{&fma, fma_items}, {&read, read_items}}, "drift.reference");
+        const double fma_seconds = seconds[0], read_seconds = seconds[1];
         if (fma_seconds <= 0 || read_seconds <= 0) throw std::runtime_error("a reference launch took no time");
         const double flops = double(fma_items) * fma_lanes * fma_chains * 2.0 * iterations;
-        drift.checks.push_back({offset, probe_id, flops / fma_seconds * 1e-9, double(read_bytes) / read_seconds * 1e-9});
+        drift.checks.push_back(
+            {offset, probe_id, flops / fma_seconds * 1e-9, double(read_bytes) / read_seconds * 1e-9});
     }
 };
 

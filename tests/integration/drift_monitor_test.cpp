@@ -14,7 +14,8 @@ namespace {
 // A probe that records nothing; its layer and device need decide whether a check precedes it.
 class StubProbe : public Probe {
   public:
-    StubProbe(std::string id, std::string layer, bool device) : id_(std::move(id)), layer_(std::move(layer)), device_(device) {}
+    StubProbe(std::string id, std::string layer, bool device)
+        : id_(std::move(id)), layer_(std::move(layer)), device_(device) {}
     std::string id() const override { return id_; }
     std::string layer() const override { return layer_; }
     std::string title() const override { return "stub"; }
