@@ -6,8 +6,8 @@
 // Compute-bound: eight independent FMA chains on float8 per work-item (enough chains to hide the
 // FMA latency on CPU devices and GPUs alike). Chain j starts at (j + 1) / 16 and follows
 // a = a * b + c; with c = 1 - b it tends to 1, so a_n = 1 - (1 - a_0) b^n and the host checks each
-// item's sum in closed form. b and c are arguments so the compiler cannot fold the loop.
-__kernel void drift_fma(__global float* restrict out, float b, float c, uint iterations) {
+// lane's sum over the chains in closed form. b and c are arguments so the compiler cannot fold the loop.
+__kernel void drift_fma(__global float8* restrict out, float b, float c, uint iterations) {
     const float8 vb = (float8)(b), vc = (float8)(c);
     float8 a0 = (float8)(1.0f / 16), a1 = (float8)(2.0f / 16), a2 = (float8)(3.0f / 16), a3 = (float8)(4.0f / 16);
     float8 a4 = (float8)(5.0f / 16), a5 = (float8)(6.0f / 16), a6 = (float8)(7.0f / 16), a7 = (float8)(8.0f / 16);
@@ -21,8 +21,10 @@ __kernel void drift_fma(__global float* restrict out, float b, float c, uint ite
         a6 = fma(a6, vb, vc);
         a7 = fma(a7, vb, vc);
     }
-    const float8 s = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-    out[get_global_id(0)] = ((s.s0 + s.s1) + (s.s2 + s.s3)) + ((s.s4 + s.s5) + (s.s6 + s.s7));
+    // The vector goes out whole (each lane holds one sum over the chains) and the host checks every
+    // lane: adding lanes here would need swizzles, on which Oclgrind's uninitialised-value checker
+    // crashes (kernels/README.md).
+    out[get_global_id(0)] = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
 }
 
 // The memory buffer's contents: element i holds i, so the host knows every sum in closed form.
@@ -31,11 +33,11 @@ __kernel void drift_fill(__global uint* restrict data) {
 }
 
 // Memory-bound: one read of the whole buffer, summed in 32-bit integers (they wrap exactly, so
-// the host checks the total bit for bit). Two access patterns, as in peak/bandwidth.cl: chunked
+// the host adds every item's lanes and checks the total bit for bit). Two access patterns, as in peak/bandwidth.cl: chunked
 // (each item streams its own contiguous chunk: CPU devices' prefetchers follow it) and interleaved
 // (consecutive items read consecutive vectors: GPUs coalesce it).
 // Host contract: the buffer holds get_global_size(0) * per_item uint4; per_item is a multiple of 4.
-__kernel void drift_read_chunked(__global const uint4* restrict in, __global uint* restrict out, uint per_item) {
+__kernel void drift_read_chunked(__global const uint4* restrict in, __global uint4* restrict out, uint per_item) {
     __global const uint4* p = in + get_global_id(0) * (size_t)per_item;
     uint4 acc0 = (uint4)(0), acc1 = (uint4)(0), acc2 = (uint4)(0), acc3 = (uint4)(0);
     for (uint k = 0; k < per_item; k += 4) {
@@ -44,11 +46,10 @@ __kernel void drift_read_chunked(__global const uint4* restrict in, __global uin
         acc2 += p[k + 2];
         acc3 += p[k + 3];
     }
-    const uint4 s = (acc0 + acc1) + (acc2 + acc3);
-    out[get_global_id(0)] = (s.s0 + s.s1) + (s.s2 + s.s3);
+    out[get_global_id(0)] = (acc0 + acc1) + (acc2 + acc3);
 }
 
-__kernel void drift_read_interleaved(__global const uint4* restrict in, __global uint* restrict out, uint per_item) {
+__kernel void drift_read_interleaved(__global const uint4* restrict in, __global uint4* restrict out, uint per_item) {
     const size_t ls = get_local_size(0);
     size_t i = get_group_id(0) * ls * per_item + get_local_id(0);
     uint4 acc0 = (uint4)(0), acc1 = (uint4)(0), acc2 = (uint4)(0), acc3 = (uint4)(0);
@@ -58,6 +59,5 @@ __kernel void drift_read_interleaved(__global const uint4* restrict in, __global
         acc2 += in[i + 2 * ls];
         acc3 += in[i + 3 * ls];
     }
-    const uint4 s = (acc0 + acc1) + (acc2 + acc3);
-    out[get_global_id(0)] = (s.s0 + s.s1) + (s.s2 + s.s3);
+    out[get_global_id(0)] = (acc0 + acc1) + (acc2 + acc3);
 }

@@ -33,13 +33,13 @@ std::size_t pow2_at_most(std::uint64_t n) {
     return p;
 }
 
-// The sum one work-item writes after `iterations` steps: chain j starts at (j + 1) / 16.
+// The sum over the chains that each lane holds after `iterations` steps: chain j starts at (j + 1) / 16.
 double expected_fma_sum(std::uint32_t iterations) {
     const double bn = std::pow(static_cast<double>(fma_b), iterations);
     double sum = 0;
     for (int j = 0; j < fma_chains; ++j)
         sum += 1 - (1 - (j + 1) / 16.0) * bn;
-    return sum * fma_lanes;
+    return sum;
 }
 
 }  // namespace
@@ -109,9 +109,9 @@ struct DriftMonitor::State {
         read = lib.kernel(source_file, info.type == "cpu" ? "drift_read_chunked" : "drift_read_interleaved");
         cl::Kernel fill = lib.kernel(source_file, "drift_fill");
         cl::Context& ctx = session.context();
-        fma_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, fma_items * sizeof(float));
+        fma_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, fma_items * fma_lanes * sizeof(float));
         data = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_bytes);
-        read_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_items * sizeof(std::uint32_t));
+        read_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_items * 4 * sizeof(std::uint32_t));
         set_args(fill, data);
         session.queue().enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(read_bytes / 4), cl::NullRange);
         set_args(read, data, read_out, per_item);
@@ -133,8 +133,8 @@ struct DriftMonitor::State {
         cl::CommandQueue& q = session.queue();
         q.enqueueNDRangeKernel(fma, cl::NullRange, cl::NDRange(fma_items), cl::NDRange(local));
         q.enqueueNDRangeKernel(read, cl::NullRange, cl::NDRange(read_items), cl::NDRange(local));
-        std::vector<float> sums(fma_items);
-        std::vector<std::uint32_t> reads(read_items);
+        std::vector<float> sums(fma_items * fma_lanes);
+        std::vector<std::uint32_t> reads(read_items * 4);
         q.enqueueReadBuffer(fma_out, CL_TRUE, 0, sums.size() * sizeof(float), sums.data());
         q.enqueueReadBuffer(read_out, CL_TRUE, 0, reads.size() * sizeof(std::uint32_t), reads.data());
         if (config.tamper) config.tamper(sums, reads);
@@ -142,7 +142,7 @@ struct DriftMonitor::State {
         for (std::size_t i = 0; i < sums.size(); ++i)
             if (!(std::fabs(sums[i] - want) <= fma_tolerance * want))
                 throw std::runtime_error(
-                    fmt::format("the FMA reference computed {} at work-item {}, expected {:.6g}", sums[i], i, want));
+                    fmt::format("the FMA reference computed {} at lane {}, expected {:.6g}", sums[i], i, want));
         std::uint32_t total = 0;
         for (const std::uint32_t r : reads)
             total += r;

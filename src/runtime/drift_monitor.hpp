@@ -23,7 +23,8 @@ struct DriftMonitorConfig {
     int launches = 3;               // per rate; the check keeps the median
     double target_seconds = 0.001;  // one compute launch, once calibrated
     std::uint64_t min_buffer_bytes = 64ull << 20;
-    // Tests only: edits the read-back results before they are verified (a planted wrong result).
+    // Tests only: edits the read-back results (every lane of every work-item) before they are
+    // verified: a planted wrong result.
     std::function<void(std::vector<float>& fma_sums, std::vector<std::uint32_t>& read_sums)> tamper;
 };
 
