@@ -40,7 +40,8 @@ MetricComparison describe(const Measurement& m) {
     return c;
 }
 
-MetricComparison compare_pair(const Measurement& a, const Measurement& b, const CompareOptions& o, unsigned seed) {
+MetricComparison compare_pair(const Measurement& a, const Measurement& b, const CompareOptions& o, double drift,
+                              unsigned seed) {
     MetricComparison c = describe(a);
     c.median_a = a.summary.median;
     c.median_b = b.summary.median;
@@ -63,8 +64,10 @@ MetricComparison compare_pair(const Measurement& a, const Measurement& b, const 
     // whole interval beyond the band: a significant but tiny change is still noise to a reader,
     // and a large change with a wide interval is not yet established. The band widens to the two
     // runs' own spread (cv_a + cv_b): the bootstrap sees the noise within each run, but on a busy
-    // or shared machine the median itself moves between runs by about one sample's spread.
-    c.band = std::max(o.threshold, a.summary.cv + b.summary.cv);
+    // or shared machine the median itself moves between runs by about one sample's spread. On a
+    // machine whose throughput switches state (drift_band), tight samples hide a move of the whole
+    // machine: the band widens to what the runs' reference kernels measured.
+    c.band = std::max({o.threshold, a.summary.cv + b.summary.cv, drift});
     const double up = 1 + c.band, down = 1 - c.band;
     const bool b_higher = c.ratio_low > up, b_lower = c.ratio_high < down;
     if (b_higher)
@@ -254,17 +257,42 @@ std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, c
     return out;
 }
 
+std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b) {
+    DriftBand d;
+    if (a.drift) d.spread_a = largest_spread(*a.drift);
+    if (b.drift) d.spread_b = largest_spread(*b.drift);
+    if (a.drift && b.drift) d.reference_shift = reference_shift(*a.drift, *b.drift);
+    if (!d.spread_a && !d.spread_b) return std::nullopt;
+    for (const auto& [value, source] : {std::pair{d.spread_a, "spread_a"}, std::pair{d.spread_b, "spread_b"},
+                                        std::pair{d.reference_shift, "reference_shift"}})
+        if (value && (d.source.empty() || *value > d.band)) {
+            d.band = *value;
+            d.source = source;
+        }
+    return d;
+}
+
+std::string describe(const DriftBand& d) {
+    auto figure = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "not measured"; };
+    return fmt::format(
+        "the runs drifted by up to {:.1f}% (reference kernels: A varied {}, B varied {}, their medians "
+        "moved {}): changes inside it are not called",
+        100 * d.band, figure(d.spread_a), figure(d.spread_b), figure(d.reference_shift));
+}
+
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options) {
     Comparison c;
     c.a_label = report_label(a);
     c.b_label = report_label(b);
     c.threshold = options.threshold;
+    c.drift = drift_band(a, b);
+    const double drift = c.drift ? c.drift->band : 0;
     const Keyed ka = index(a), kb = index(b);
     unsigned seed = 12345;
     for (const auto& key : ka.order) {
         const Measurement& ma = *ka.by_key.at(key);
         if (auto it = kb.by_key.find(key); it != kb.by_key.end()) {
-            c.metrics.push_back(compare_pair(ma, *it->second, options, seed++));
+            c.metrics.push_back(compare_pair(ma, *it->second, options, drift, seed++));
         } else {
             MetricComparison m = describe(ma);
             m.median_a = ma.summary.median;

@@ -31,7 +31,7 @@ struct MetricComparison {
     double ratio = 1;  // median_b / median_a
     // 95% bootstrap interval of the ratio of medians (resampling each report's samples).
     double ratio_low = 1, ratio_high = 1;
-    // Relative change the interval had to clear: max(threshold, cv_a + cv_b).
+    // Relative change the interval had to clear: max(threshold, cv_a + cv_b, the drift band).
     double band = 0;
     Verdict verdict = Verdict::within_noise;
 };
@@ -40,6 +40,23 @@ struct EnvironmentDifference {
     std::string field;  // e.g. device.compute_units
     std::string a, b;
 };
+
+// How far the machine itself moved, from the reports' drift checks (core/drift_facts.hpp): a
+// metric measured in a slow phase of one run and a fast phase of the other can differ by this much
+// with nothing changed, so timed metrics' bands widen to it.
+struct DriftBand {
+    double band = 0;                           // the largest of the figures below
+    std::string source;                        // which: "spread_a", "spread_b" or "reference_shift"
+    std::optional<double> spread_a, spread_b;  // each run's larger series spread (max / min - 1)
+    std::optional<double> reference_shift;     // |median_b / median_a - 1|, the larger series
+};
+
+// The band from the two reports' drift blocks; nullopt when neither has two or more checks (then
+// the comparison is exactly what it was before drift was measured).
+std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b);
+// One line for compare's text and JSON: "the runs drifted by up to 25% (reference kernels: ...):
+// changes inside it are not called".
+std::string describe(const DriftBand& drift);
 
 struct CompareOptions {
     double threshold = 0.05;  // relative change below which nothing is called faster or slower
@@ -60,6 +77,7 @@ struct Comparison {
     // Trust notes (RunReport::trust_notes) whose id appears in one report only: a machine that
     // was busy in one run, a device that could not profile.
     std::vector<TrustNote> trust_notes_only_in_a, trust_notes_only_in_b;
+    std::optional<DriftBand> drift;  // absent when neither report measured its drift
 
     int count(Verdict v) const;
     // Headline metrics that came out significantly worse in B: what --fail-on-regression counts.

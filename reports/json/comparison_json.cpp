@@ -47,20 +47,29 @@ json comparison_to_json(const Comparison& c) {
     json regressions = json::array();
     for (const auto* m : c.headline_regressions())
         regressions.push_back(m->metric);
-    return {{"schema", "clprobe.comparison"},
-            {"schema_version", 1},
-            {"a", c.a_label},
-            {"b", c.b_label},
-            {"threshold", c.threshold},
-            {"metrics", metrics},
-            {"environment", env},
-            {"provenance", provenance_json(c)},
-            {"explanations", c.explanations},
-            {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
-            {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
-            {"trust_notes_only_in_a", trust_notes_to_json(c.trust_notes_only_in_a)},
-            {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
-            {"headline_regressions", regressions}};
+    json out = {{"schema", "clprobe.comparison"},
+                {"schema_version", 1},
+                {"a", c.a_label},
+                {"b", c.b_label},
+                {"threshold", c.threshold},
+                {"metrics", metrics},
+                {"environment", env},
+                {"provenance", provenance_json(c)},
+                {"explanations", c.explanations},
+                {"findings_only_in_a", finding_ids(c.findings_only_in_a)},
+                {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
+                {"trust_notes_only_in_a", trust_notes_to_json(c.trust_notes_only_in_a)},
+                {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
+                {"headline_regressions", regressions}};
+    // Only when a report measured its drift, so comparisons of older reports keep their shape.
+    if (c.drift)
+        out["drift"] = {{"band", c.drift->band},
+                        {"source", c.drift->source},
+                        {"spread_a", c.drift->spread_a ? json(*c.drift->spread_a) : json(nullptr)},
+                        {"spread_b", c.drift->spread_b ? json(*c.drift->spread_b) : json(nullptr)},
+                        {"reference_shift", c.drift->reference_shift ? json(*c.drift->reference_shift) : json(nullptr)},
+                        {"text", describe(*c.drift)}};
+    return out;
 }
 
 }  // namespace clprobe

@@ -174,6 +174,8 @@ json report_to_json(const RunReport& r) {
     if (!r.trust_notes.empty()) out["trust_notes"] = trust_notes_to_json(r.trust_notes);
     // Written only under a launcher, so reports of single runs keep their exact shape.
     if (r.launch) out["launch"] = launch_to_json(*r.launch);
+    // Written only when a device layer ran, so older reports and the fixtures keep their shape.
+    if (r.drift) out["drift"] = to_json(*r.drift);
     return out;
 }
 
@@ -498,6 +500,14 @@ RunReport report_from_json(const json& j) {
     r.complete = root.at("complete").boolean();
     r.wall_seconds = root.at("wall_seconds").non_negative();
     if (root.has("launch") && !root.at("launch").raw().is_null()) r.launch = read_launch(root.at("launch"));
+    // "drift" arrived with the drift monitor: older reports have none and compare as before.
+    if (root.has("drift") && !root.at("drift").raw().is_null()) {
+        try {
+            r.drift = machine_drift_from_json(root.at("drift").raw());
+        } catch (const std::invalid_argument& e) {
+            throw ReportFormatError(std::string("drift.") + e.what());
+        }
+    }
     return r;
 }
 

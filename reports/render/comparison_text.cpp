@@ -62,6 +62,7 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
         c.metrics.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::within_noise),
         100 * c.threshold, c.count(Verdict::changed), c.count(Verdict::same), c.count(Verdict::only_in_a),
         c.count(Verdict::only_in_b));
+    if (c.drift) out.insert(out.size() - 1, describe(*c.drift) + "\n");
 
     const std::string header = fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", "metric", "A", "B", "unit",
                                            "B/A [95% interval]", "verdict");

@@ -47,6 +47,7 @@ void header(std::string& out, const RunReport& r) {
     out += fmt::format("Run {} &middot; clprobe {} &middot; {:.1f} s &middot; options <code>{}</code>",
                        escape(r.created_at), escape(r.tool_version), r.wall_seconds, escape(r.options.dump()));
     if (r.provenance) out += fmt::format("<br>Build clprobe {}", escape(provenance_summary(*r.provenance)));
+    if (r.drift) out += fmt::format("<br>Machine drift during the run: {}", escape(drift_summary(*r.drift)));
     out += "</p>\n";
 }
 

@@ -64,6 +64,7 @@ std::string render_markdown(const RunReport& r, const RenderOptions& o) {
     out += fmt::format("- **Run**: {}, clprobe {}, {:.1f} s, options `{}`\n", r.created_at, r.tool_version,
                        r.wall_seconds, r.options.dump());
     if (r.provenance) out += fmt::format("- **Build**: clprobe {}\n", provenance_summary(*r.provenance));
+    if (r.drift) out += fmt::format("- **Machine drift during the run**: {}\n", drift_summary(*r.drift));
     out += "\n";
 
     out += "## Measurement trust\n\n";

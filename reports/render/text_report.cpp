@@ -172,6 +172,7 @@ std::string render_text(const RunReport& r, const RenderOptions& o) {
         r.options.contains("mode") && r.options["mode"].is_string() ? r.options["mode"].get<std::string>() : "?";
     out += fmt::format("run:    {} · mode {} · {:.1f} s\n", r.created_at, mode, r.wall_seconds);
     if (r.provenance) out += fmt::format("build:  clprobe {}\n", provenance_summary(*r.provenance));
+    if (r.drift) out += fmt::format("drift:  machine drift during the run: {}\n", drift_summary(*r.drift));
     out += "\n";
     render_trust(out, r, o, p);
     out += "\n";

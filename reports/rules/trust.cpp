@@ -16,10 +16,31 @@ constexpr double steal_percent = 2;
 constexpr double clock_fraction = 0.9;
 // Samples vary by more than this: the median still stands, but small differences do not.
 constexpr double noisy_cv = 0.10;
+// The drift reference (core/drift_facts.hpp) moved by more than this between its fastest and
+// slowest check: figures taken at different times of the run can differ by as much.
+constexpr double drift_spread = 0.10;
 
 std::optional<double> median(const RunReport& r, std::string_view metric) {
     const auto* m = find_measurement(r, metric);
     return m ? std::optional<double>(m->summary.median) : std::nullopt;
+}
+
+// Warns when the reference moved by more than drift_spread, and says it stayed steady otherwise.
+std::optional<TrustNote> drift_note(const MachineDrift& drift) {
+    const auto spread = largest_spread(drift);
+    if (!spread) return std::nullopt;
+    const DriftSeries c = compute_series(drift), m = memory_series(drift);
+    if (*spread > drift_spread)
+        return TrustNote{"trust.machine_drift", true,
+                         fmt::format("The machine's own throughput drifted during the run: a fixed reference "
+                                     "varied by {:.0f}% (compute, median {:.4g} GFLOP/s) and {:.0f}% (memory, median "
+                                     "{:.4g} GB/s) between the fastest and slowest of {} checks, so figures taken at "
+                                     "different times can differ by as much with nothing changed.",
+                                     100 * c.spread, c.median, 100 * m.spread, m.median, drift.checks.size())};
+    return TrustNote{"trust.machine_steady", false,
+                     fmt::format("A fixed reference timed before each device probe stayed within {:.1f}% (compute) "
+                                 "and {:.1f}% (memory) over {} checks.",
+                                 100 * c.spread, 100 * m.spread, drift.checks.size())};
 }
 
 }  // namespace
@@ -52,6 +73,9 @@ std::vector<TrustNote> assess_trust(const RunReport& r) {
                          fmt::format("CPU clocks ran at {:.0f} MHz under load, {:.0f}% of their {:.0f} MHz maximum "
                                      "(governor or thermal limits).",
                                      *loaded, 100 * *loaded / *max, *max)});
+    if (r.drift) {
+        if (auto note = drift_note(*r.drift)) notes.push_back(std::move(*note));
+    }
     // A ceiling below a rate reached on the same hardware makes every fraction of it read high.
     for (const auto& v : ceiling_violations(r))
         notes.push_back({"trust.ceiling_below_rate." + v.ceiling_metric, true, describe(v)});

@@ -27,6 +27,7 @@
 #include "render/report_formats.hpp"
 #include "rules/analysis.hpp"
 #include "runtime/activity_monitor.hpp"
+#include "runtime/drift_monitor.hpp"
 #include "runtime/host_info.hpp"
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
@@ -238,11 +239,14 @@ int run_diagnose(DiagnoseOptions o) {
     if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
         activity = std::make_unique<ActivityMonitor>();
     const ProbeList probes = make_builtin_probes();
+    // A fixed reference timed before each device probe: how far the machine itself drifted.
+    const std::unique_ptr<DriftMonitor> drift = make_drift_monitor(session.get(), run, started);
+    RunnerHooks hooks = drift ? with_drift_checks(progress.hooks(), *drift) : progress.hooks();
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
-    report.results =
-        run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, progress.hooks());
+    report.results = run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, hooks);
+    if (drift) report.drift = drift->drift();
     report.launch = launch_context(launcher, turn.get());
     report.wall_seconds = seconds_since(started);
     report.complete = !interrupt_requested();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device_info.hpp"
+#include "core/drift_facts.hpp"
 #include "core/provenance.hpp"
 #include "core/stats.hpp"
 
@@ -140,6 +141,9 @@ struct RunReport {
     bool complete = true;                // false when the run was interrupted
     double wall_seconds = 0;
     std::optional<LaunchContext> launch;
+    // The reference timed before each device probe (core/drift_facts.hpp); absent when no device
+    // layer ran, and in reports written before it was measured.
+    std::optional<MachineDrift> drift;
 };
 
 // Builds a measurement from raw samples, summarising them.

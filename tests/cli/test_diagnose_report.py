@@ -127,6 +127,25 @@ def test_trace_holds_every_timed_command():
     expect(any("copy" in n or "read" in n for n in labelled), f"bandwidth kernels not named: {sorted(labelled)[:10]}")
 
 
+def test_drift_is_recorded():
+    """The drift reference ran before the device probes: each check names a probe of this run, with
+    positive rates, and the trust note agrees with the stored spreads."""
+    doc = report()
+    drift = doc.get("drift")
+    expect(drift is not None, "no drift block in a kernel-layer run")
+    if not doc["device"]["profiling"]:
+        expect(not drift["checks"] and drift["note"], "a device without profiling has no checks and says why")
+        return
+    expect(drift["note"] == "", f"the drift monitor stopped: {drift['note']}")
+    ids = {p["id"] for p in doc["results"]}
+    expect(drift["checks"] and all(c["before_probe"] in ids for c in drift["checks"]), "checks name the run's probes")
+    expect(all(c["compute_gflops"] > 0 and c["memory_gb_per_s"] > 0 for c in drift["checks"]), "rates are positive")
+    expect(drift["compute"]["n"] == len(drift["checks"]), "the summary counts every check")
+    wide = max(drift["compute"]["spread"], drift["memory"]["spread"]) > 0.10
+    notes = {n["id"] for n in doc.get("trust_notes", [])}
+    expect(wide == ("trust.machine_drift" in notes), f"trust notes {notes} disagree with the drift spreads")
+
+
 def test_json_file_and_text_stdout():
     d = temp_dir()
     path = os.path.join(d, "report.json")
@@ -170,6 +189,6 @@ def test_transfer_layer_runs():
 
 if __name__ == "__main__":
     main([test_json_stdout_is_only_json, test_report_validates_against_schema, test_report_records_provenance,
-          test_kernel_ceilings_are_measured,
+          test_kernel_ceilings_are_measured, test_drift_is_recorded,
           test_json_file_and_text_stdout, test_unwritable_json_path_fails_before_running,
           test_transfer_layer_runs])

@@ -4,6 +4,7 @@ and each schema rejects a document with a planted error, so a schema that accept
 import copy
 import json
 import os
+import tempfile
 
 import jsonschema  # Debian's python3-jsonschema
 
@@ -70,5 +71,36 @@ def test_compare_json_matches_its_schema():
     expect_rejected("compare", broken, "an unknown verdict")
 
 
+def with_drift(path, factors, out_dir):
+    """A copy of a saved report with a drift block of checks whose rates are 100 and 40 times each factor."""
+    with open(path) as f:
+        doc = json.load(f)
+    checks = [{"offset_seconds": 1.0 + i, "before_probe": "kernel.bandwidth", "compute_gflops": 100 * x,
+               "memory_gb_per_s": 40 * x} for i, x in enumerate(factors)]
+    series = {"n": len(factors), "median": 0, "spread": max(factors) / min(factors) - 1}
+    doc["drift"] = {"checks": checks, "compute": series, "memory": series, "note": "", "cost_seconds": 0.1}
+    out = os.path.join(out_dir, os.path.basename(path))
+    with open(out, "w") as f:
+        json.dump(doc, f)
+    return out
+
+
+def test_compare_json_with_drift_matches_its_schema():
+    a = os.path.join(FIXTURES, "pocl_kernel_quick.json")
+    with tempfile.TemporaryDirectory() as d:
+        drifting = with_drift(a, [1.0, 1.3], d)
+        doc = json_of("compare", a, drifting, "--json")
+        expect_valid("compare", doc)
+        expect(doc.get("drift", {}).get("source") == "spread_b", f"the drift band is B's spread: {doc.get('drift')}")
+        expect(all(m["band"] >= 0.3 - 1e-9 for m in doc["metrics"] if m["verdict"] in ("faster", "slower",
+                                                                                  "within_noise") and not m["fact"]),
+               "every timed metric's band covers the drift")
+        expect("drift" not in json_of("compare", a, a, "--json"), "reports without drift compare as before")
+        broken = copy.deepcopy(doc)
+        broken["drift"]["source"] = "guess"
+        expect_rejected("compare", broken, "an unknown drift source")
+
+
 if __name__ == "__main__":
-    main([test_list_json_matches_its_schema, test_info_json_matches_its_schema, test_compare_json_matches_its_schema])
+    main([test_list_json_matches_its_schema, test_info_json_matches_its_schema, test_compare_json_matches_its_schema,
+          test_compare_json_with_drift_matches_its_schema])

@@ -15,6 +15,7 @@
 #include "cl/device_catalog.hpp"
 #include "cl/device_query.hpp"
 #include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
 #include "cl/kernel_sources.hpp"
 #include "glm/glm_device.hpp"
 #include "runtime/probe.hpp"
@@ -254,6 +255,29 @@ void glm_kernels(DeviceSession& s) {
     }
 }
 
+// The drift reference (src/runtime/drift_monitor.cpp): FMA chains, the fill and both reads.
+void drift_kernels(DeviceSession& s) {
+    constexpr std::size_t local = 4, items = 8;
+    constexpr cl_uint per_item = 4;                                               // the reads unroll by 4
+    cl::Buffer out(s.context(), CL_MEM_READ_WRITE, items * 8 * sizeof(cl_uint));  // a float8 or uint4 per item
+    // Initialised from the host as well as by drift_fill: Oclgrind 21.10's uninitialised-value
+    // checker flagged the reads of everything past the first 16 filled values (the monitor checks
+    // the filled buffer's sum bit for bit on the real device).
+    std::vector<cl_uint> init(items * per_item * 4, 1u);
+    cl::Buffer data(s.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.size() * sizeof(cl_uint), init.data());
+    cl::Kernel fma = s.kernels().kernel("drift/reference.cl", "drift_fma");
+    set_args(fma, out, 0.5f, 0.5f, cl_uint{3});
+    run(s, fma, items, local);
+    cl::Kernel fill = s.kernels().kernel("drift/reference.cl", "drift_fill");
+    set_args(fill, data);
+    run(s, fill, items * per_item * 4, local);
+    for (const char* name : {"drift_read_chunked", "drift_read_interleaved"}) {
+        cl::Kernel read = s.kernels().kernel("drift/reference.cl", name);
+        set_args(read, data, out, per_item);
+        run(s, read, items, local);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -283,6 +307,7 @@ int main() {
             if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
             transfer_kernels(s);
             attention_kernels(s);
+            drift_kernels(s);
         }
         if (set != "rest") glm_kernels(s);
         std::printf("kernel_hygiene: every kernel ran\n");

@@ -1,0 +1,236 @@
+#include "runtime/drift_monitor.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "cl/cl_error.hpp"
+#include "cl/command_timing.hpp"
+#include "cl/command_trace.hpp"
+#include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
+#include "core/stats.hpp"
+
+namespace clprobe {
+
+namespace {
+
+constexpr const char* source_file = "drift/reference.cl";
+// The FMA recurrence a = a * b + c (kernels/drift/reference.cl): b = 1 - 2^-10 keeps the values
+// moving for about a thousand iterations, so the result depends on the count the host asked for.
+constexpr float fma_b = 1.0f - 1.0f / 1024.0f;
+constexpr float fma_c = 1.0f - fma_b;
+constexpr int fma_chains = 8, fma_lanes = 8;
+// Float rounding over thousands of steps stays near 1e-4 relative; a skipped loop is off by far more.
+constexpr double fma_tolerance = 1e-3;
+
+std::size_t pow2_at_most(std::uint64_t n) {
+    std::size_t p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+// The sum over the chains that each lane holds after `iterations` steps: chain j starts at (j + 1) / 16.
+double expected_fma_sum(std::uint32_t iterations) {
+    const double bn = std::pow(static_cast<double>(fma_b), iterations);
+    double sum = 0;
+    for (int j = 0; j < fma_chains; ++j)
+        sum += 1 - (1 - (j + 1) / 16.0) * bn;
+    return sum;
+}
+
+}  // namespace
+
+struct DriftMonitor::State {
+    DeviceSession& session;
+    DriftMonitorConfig config;
+    MachineDrift drift;
+    bool active = false;
+    std::size_t local = 1, fma_items = 0, read_items = 0;
+    std::uint32_t iterations = 64, per_item = 0;
+    std::uint64_t read_bytes = 0;
+    cl::Kernel fma, read;
+    cl::Buffer fma_out, data, read_out;
+
+    State(DeviceSession& s, DriftMonitorConfig c) : session(s), config(std::move(c)) {}
+
+    double seconds_since_start() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - config.run_start).count();
+    }
+
+    // Enqueues `launches` launches of each kernel back to back and waits once (a round trip per
+    // launch would cost PoCL about as much as the launch), then takes each kernel's median
+    // device time.
+    std::vector<double> median_seconds(const std::vector<std::pair<cl::Kernel*, std::size_t>>& kernels,
+                                       const char* label) {
+        cl::CommandQueue& q = session.queue();
+        const std::size_t launches = static_cast<std::size_t>(std::max(1, config.launches));
+        std::vector<cl::Event> events;
+        for (const auto& [kernel, items] : kernels)
+            for (std::size_t i = 0; i < launches; ++i) {
+                events.emplace_back();
+                q.enqueueNDRangeKernel(*kernel, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr,
+                                       &events.back());
+            }
+        q.finish();
+        std::vector<double> medians;
+        for (std::size_t k = 0; k < kernels.size(); ++k) {
+            std::vector<double> times;
+            for (std::size_t i = 0; i < launches; ++i) {
+                const cl::Event& e = events[k * launches + i];
+                CommandTrace::instance().record(e, label);
+                times.push_back(command_seconds(e));
+            }
+            medians.push_back(median_of(times));
+        }
+        return medians;
+    }
+
+    void setup() {
+        const DeviceInfo& info = session.info();
+        local = pow2_at_most(std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size)));
+        const std::size_t units = std::max<std::size_t>(1, info.compute_units);
+        fma_items = std::max<std::size_t>(8, units * 8) * local;
+        read_items = std::max<std::size_t>(8, units * 32) * local;
+        // Several times the device's cache, so the read comes from memory; within a fraction of
+        // what the device may allocate, so the monitor never crowds out a probe.
+        std::uint64_t wanted = std::max(config.min_buffer_bytes, 4 * info.global_mem_cache_bytes);
+        if (info.max_alloc_bytes) wanted = std::min(wanted, info.max_alloc_bytes / 2);
+        if (info.global_mem_bytes) wanted = std::min(wanted, info.global_mem_bytes / 8);
+        per_item = static_cast<std::uint32_t>(wanted / 16 / read_items / 4 * 4);
+        if (per_item == 0) throw std::runtime_error("the device has too little memory for the reference read");
+        read_bytes = std::uint64_t{read_items} * per_item * 16;
+
+        KernelLibrary& lib = session.kernels();
+        fma = lib.kernel(source_file, "drift_fma");
+        read = lib.kernel(source_file, info.type == "cpu" ? "drift_read_chunked" : "drift_read_interleaved");
+        cl::Kernel fill = lib.kernel(source_file, "drift_fill");
+        cl::Context& ctx = session.context();
+        fma_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, fma_items * fma_lanes * sizeof(float));
+        data = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_bytes);
+        read_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_items * 4 * sizeof(std::uint32_t));
+        set_args(fill, data);
+        session.queue().enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(read_bytes / 4), cl::NullRange);
+        set_args(read, data, read_out, per_item);
+        calibrate();
+        verify();
+    }
+
+    // Scales the FMA loop so one launch takes about the target time on this device.
+    void calibrate() {
+        set_args(fma, fma_out, fma_b, fma_c, iterations);
+        const double first = median_seconds({{&fma, fma_items}}, "drift.calibrate").front();
+        const double scale = first > 0 ? config.target_seconds / first : 1.0;
+        iterations = static_cast<std::uint32_t>(std::clamp(iterations * scale, 64.0, double(1u << 24)));
+        set_args(fma, fma_out, fma_b, fma_c, iterations);
+    }
+
+    // Runs both kernels once more and checks what they computed; throws naming the mismatch.
+    void verify() {
+        cl::CommandQueue& q = session.queue();
+        q.enqueueNDRangeKernel(fma, cl::NullRange, cl::NDRange(fma_items), cl::NDRange(local));
+        q.enqueueNDRangeKernel(read, cl::NullRange, cl::NDRange(read_items), cl::NDRange(local));
+        std::vector<float> sums(fma_items * fma_lanes);
+        std::vector<std::uint32_t> reads(read_items * 4);
+        q.enqueueReadBuffer(fma_out, CL_TRUE, 0, sums.size() * sizeof(float), sums.data());
+        q.enqueueReadBuffer(read_out, CL_TRUE, 0, reads.size() * sizeof(std::uint32_t), reads.data());
+        if (config.tamper) config.tamper(sums, reads);
+        const double want = expected_fma_sum(iterations);
+        for (std::size_t i = 0; i < sums.size(); ++i)
+            if (!(std::fabs(sums[i] - want) <= fma_tolerance * want))
+                throw std::runtime_error(
+                    fmt::format("the FMA reference computed {} at lane {}, expected {:.6g}", sums[i], i, want));
+        std::uint32_t total = 0;
+        for (const std::uint32_t r : reads)
+            total += r;
+        const std::uint64_t n = read_bytes / 4;
+        const auto expected = static_cast<std::uint32_t>(n * (n - 1) / 2);
+        if (total != expected)
+            throw std::runtime_error(
+                fmt::format("the memory reference summed to {}, expected {} (mod 2^32)", total, expected));
+    }
+
+    void measure(const std::string& probe_id) {
+        const double offset = seconds_since_start();
+        const auto seconds = median_seconds({{&fma, fma_items}, {&read, read_items}}, "drift.reference");
+        const double fma_seconds = seconds[0], read_seconds = seconds[1];
+        if (fma_seconds <= 0 || read_seconds <= 0) throw std::runtime_error("a reference launch took no time");
+        const double flops = double(fma_items) * fma_lanes * fma_chains * 2.0 * iterations;
+        drift.checks.push_back(
+            {offset, probe_id, flops / fma_seconds * 1e-9, double(read_bytes) / read_seconds * 1e-9});
+    }
+};
+
+DriftMonitor::DriftMonitor(DeviceSession& session, DriftMonitorConfig config)
+    : state_(std::make_unique<State>(session, std::move(config))) {
+    const auto started = std::chrono::steady_clock::now();
+    if (!session.profiling()) {
+        state_->drift.note = "the device cannot timestamp commands, so the drift reference was not timed";
+        return;
+    }
+    try {
+        state_->setup();
+        state_->active = true;
+    } catch (const KernelBuildError& e) {
+        state_->drift.note = fmt::format("the drift reference did not build ({}): no drift checks", e.what());
+    } catch (const cl::Error& e) {
+        state_->drift.note = fmt::format("the drift reference failed ({}): no drift checks", to_cl_error(e).what());
+    } catch (const std::exception& e) {
+        state_->drift.note = fmt::format("the drift reference was wrong or failed ({}): no drift checks", e.what());
+    }
+    state_->drift.cost_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+DriftMonitor::~DriftMonitor() = default;
+
+void DriftMonitor::check(const std::string& probe_id) {
+    if (!state_->active) return;
+    const auto started = std::chrono::steady_clock::now();
+    CommandTrace::instance().set_probe("drift");
+    try {
+        state_->measure(probe_id);
+    } catch (const cl::Error& e) {
+        state_->active = false;
+        state_->drift.note = fmt::format("a drift check failed ({}): the checks stop there", to_cl_error(e).what());
+    } catch (const std::exception& e) {
+        state_->active = false;
+        state_->drift.note = fmt::format("a drift check failed ({}): the checks stop there", e.what());
+    }
+    state_->drift.cost_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+bool DriftMonitor::active() const {
+    return state_->active;
+}
+
+const MachineDrift& DriftMonitor::drift() const {
+    return state_->drift;
+}
+
+std::unique_ptr<DriftMonitor> make_drift_monitor(DeviceSession* session, const RunOptions& options,
+                                                 std::chrono::steady_clock::time_point run_start) {
+    const auto& layers = options.layers;
+    const bool device_layer = layers.empty() || std::find(layers.begin(), layers.end(), "kernel") != layers.end() ||
+                              std::find(layers.begin(), layers.end(), "transfer") != layers.end();
+    if (session == nullptr || !device_layer) return nullptr;
+    DriftMonitorConfig config;
+    config.run_start = run_start;
+    return std::make_unique<DriftMonitor>(*session, std::move(config));
+}
+
+bool drift_check_precedes(const Probe& probe) {
+    return probe.needs_device() && (probe.layer() == "kernel" || probe.layer() == "transfer");
+}
+
+RunnerHooks with_drift_checks(RunnerHooks hooks, DriftMonitor& monitor) {
+    hooks.on_start = [inner = std::move(hooks.on_start), &monitor](const Probe& p, std::size_t i, std::size_t n) {
+        if (inner) inner(p, i, n);
+        if (drift_check_precedes(p)) monitor.check(p.id());
+    };
+    return hooks;
+}
+
+}  // namespace clprobe
