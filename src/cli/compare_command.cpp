@@ -36,6 +36,12 @@ int run_compare(const CompareCliOptions& o) {
         fmt::print("{}\n", comparison_to_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     else
         fmt::print("{}", render_comparison_text(c, {o.verbose, color_stdout()}));
+    // A gate that drift made blind must say so: "no regression" then means "none larger than this".
+    if (o.fail_on_regression && c.drift && c.drift->band > options.threshold)
+        fmt::print(stderr,
+                   "clprobe: warning: the runs drifted by up to {:.0f}% (reference kernels); a regression smaller than "
+                   "that cannot be seen: compare runs of a quiet machine\n",
+                   100 * c.drift->band);
     if (o.fail_on_regression && !c.headline_regressions().empty()) {
         std::string names;
         for (const auto* m : c.headline_regressions())
