@@ -6,6 +6,7 @@
 //
 // Each kind of check returns the same CeilingViolation, so trust notes (reports/rules/trust.cpp)
 // and any later consumer treat compute ceilings and, later, bandwidth roofs alike.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,15 @@ struct CeilingViolation {
     Labels achieved_labels;
     double achieved_value = 0;  // the median of the highest rate above the ceiling
     AchievedOn achieved_on = AchievedOn::device;
-    int other_rates_above = 0;  // further measurements above the same ceiling, not named
+    int other_rates_above = 0;                  // further measurements above the same ceiling, not named
+    std::string ceiling_probe, achieved_probe;  // the probes that measured each
+    // How much faster the machine's own reference ran around the achieved rate's probe than around
+    // the ceiling's (core/drift_facts.hpp: memory for a bandwidth roof, compute for a compute
+    // ceiling): above 1 the machine sped up between the two. nullopt without checks around both.
+    std::optional<double> machine_speedup;
+    // The speed-up accounts for the gap (the ceiling was measured in a slower phase of the machine)
+    // rather than the ceiling falling short of the hardware.
+    bool explained_by_drift() const;
 };
 
 // Every device compute ceiling kernel.peak.<precision> with a rate of the same precision above it
@@ -48,7 +57,9 @@ std::vector<CeilingViolation> bandwidth_roof_violations(const RunReport& report)
 std::vector<CeilingViolation> ceiling_violations(const RunReport& report);
 
 // The trust note for one violation: "kernel.peak.fp32 (243 GFLOP/s) is below
-// kernel.host_gemm.gflops{precision=fp32} (380 GFLOP/s) measured on the same cores: ...".
+// kernel.host_gemm.gflops{precision=fp32} (380 GFLOP/s) measured on the same cores: ...", with the
+// drift checks' verdict when the run has them: the machine sped up between the two probes, or it
+// did not and the ceiling itself falls short.
 std::string describe(const CeilingViolation& violation);
 
 }  // namespace clprobe

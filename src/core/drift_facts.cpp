@@ -91,6 +91,17 @@ std::optional<double> reference_shift(const MachineDrift& a, const MachineDrift&
     return shift;
 }
 
+std::optional<DriftWindow> drift_around(const MachineDrift& drift, const std::string& probe_id) {
+    const auto& checks = drift.checks;
+    const auto it =
+        std::find_if(checks.begin(), checks.end(), [&](const DriftCheck& c) { return c.before_probe == probe_id; });
+    if (it == checks.end()) return std::nullopt;
+    const auto next = std::next(it);
+    const DriftCheck& after = next == checks.end() ? *it : *next;
+    return DriftWindow{(it->compute_gflops + after.compute_gflops) / 2,
+                       (it->memory_gb_per_s + after.memory_gb_per_s) / 2};
+}
+
 std::string drift_summary(const MachineDrift& drift) {
     if (drift.checks.empty()) return "not measured: " + (drift.note.empty() ? std::string("no checks") : drift.note);
     const DriftSeries c = compute_series(drift), m = memory_series(drift);

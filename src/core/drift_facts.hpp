@@ -45,6 +45,15 @@ std::optional<double> largest_spread(const MachineDrift& drift);
 // two series; nullopt unless both runs have checks.
 std::optional<double> reference_shift(const MachineDrift& a, const MachineDrift& b);
 
+// The reference around one probe: the mean of the check just before it and the check before the
+// next device probe, so a phase change inside the probe shows as a move between the two. nullopt
+// when no check preceded the probe.
+struct DriftWindow {
+    double compute_gflops = 0;
+    double memory_gb_per_s = 0;
+};
+std::optional<DriftWindow> drift_around(const MachineDrift& drift, const std::string& probe_id);
+
 // The run header's line, after "Machine drift during the run: ": "compute ±12% (median 150
 // GFLOP/s), memory ±4% (median 41 GB/s) over 22 checks", or why there were none.
 std::string drift_summary(const MachineDrift& drift);

@@ -3,6 +3,7 @@
 // precision, host rates on a GPU, derived numbers and missing metrics are not.
 #include <catch2/catch.hpp>
 
+#include "core/drift_facts.hpp"
 #include "core/roofline_facts.hpp"
 #include "rule_test_support.hpp"
 #include "rules/ceiling_checks.hpp"
@@ -172,4 +173,69 @@ TEST_CASE("ceiling checks: points within 5% of their roof, or without one, are n
     const auto l3 = bandwidth_roof_violations(report_with_points({point("x", 110, "L3", 97)}));
     REQUIRE(l3.size() == 1);
     CHECK(l3[0].ceiling_metric == "kernel.roof.bandwidth{level=L3}");
+}
+
+namespace {
+
+// The roof measured by kernel.bandwidth, a decode point above it, and the drift checks around
+// both probes with the given memory rates (before kernel.bandwidth, before the next probe, before
+// attention.decode, before the probe after it).
+RunReport roof_and_decode_with_drift(std::vector<double> memory_checks) {
+    RunReport r = report_on("cpu", {});
+    r.results = {probe_result("kernel.bandwidth", "kernel", {rate("kernel.peak.bandwidth", "GB/s", {}, steady(33.9))}),
+                 probe_result("attention.decode", "kernel")};
+    add_roofline_point(r.results[1], point("decode L=32768", 36.7, "memory", 33.9));
+    const char* before[] = {"kernel.bandwidth", "kernel.memory_levels", "attention.decode", "attention.decode.fp16"};
+    MachineDrift drift;
+    for (std::size_t i = 0; i < memory_checks.size() && i < 4; ++i)
+        drift.checks.push_back({static_cast<double>(i), before[i], 220.0, memory_checks[i]});
+    r.drift = drift;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("drift_around: the mean of the check before a probe and the next one", "[ceiling_checks][drift]") {
+    MachineDrift d;
+    d.checks = {{0, "a", 100, 20}, {1, "b", 200, 30}, {2, "c", 300, 40}};
+    REQUIRE(drift_around(d, "a"));
+    CHECK(drift_around(d, "a")->compute_gflops == Approx(150));
+    CHECK(drift_around(d, "a")->memory_gb_per_s == Approx(25));
+    CHECK(drift_around(d, "c")->memory_gb_per_s == Approx(40));  // the last probe: its own check only
+    CHECK_FALSE(drift_around(d, "system.host"));                 // no check before it
+}
+
+TEST_CASE("ceiling checks: drift checks say whether the machine sped up between roof and point",
+          "[ceiling_checks][drift]") {
+    // The run measured on this VM: memory reference 25.8/30.4 around the roof, 31.6/29.0 around the
+    // decode point (+7.8%), and the point 8.3% above the roof: the drift accounts for it.
+    const auto sped_up = bandwidth_roof_violations(roof_and_decode_with_drift({25.8, 30.4, 31.6, 29.0}));
+    REQUIRE(sped_up.size() == 1);
+    CHECK(sped_up[0].ceiling_probe == "kernel.bandwidth");
+    CHECK(sped_up[0].achieved_probe == "attention.decode");
+    REQUIRE(sped_up[0].machine_speedup);
+    CHECK(*sped_up[0].machine_speedup == Approx(30.3 / 28.1));
+    CHECK(sped_up[0].explained_by_drift());
+    CHECK_THAT(describe(sped_up[0]),
+               Catch::Matchers::Contains("ran 8% faster around attention.decode than around kernel.bandwidth") &&
+                   Catch::Matchers::Contains("measured in a slower phase"));
+
+    // A steady machine: the roof itself falls short, and the note says the reference did not move.
+    const auto steady_machine = bandwidth_roof_violations(roof_and_decode_with_drift({30, 30, 30, 30}));
+    REQUIRE(steady_machine.size() == 1);
+    CHECK_FALSE(steady_machine[0].explained_by_drift());
+    CHECK_THAT(describe(steady_machine[0]), Catch::Matchers::Contains("that roof is wrong") &&
+                                                Catch::Matchers::Contains("moved +0% between kernel.bandwidth and "
+                                                                          "attention.decode, less than the gap"));
+
+    // A speed-up well short of the gap does not explain it either.
+    const auto partly = bandwidth_roof_violations(roof_and_decode_with_drift({30, 30, 31, 31}));
+    REQUIRE(partly.size() == 1);
+    CHECK_FALSE(partly[0].explained_by_drift());
+
+    // Without checks around both probes the three possibilities stay open.
+    const auto unknown = bandwidth_roof_violations(roof_and_decode_with_drift({30, 30}));
+    REQUIRE(unknown.size() == 1);
+    CHECK_FALSE(unknown[0].machine_speedup);
+    CHECK_THAT(describe(unknown[0]), Catch::Matchers::Contains("or the machine got faster between the two probes"));
 }
