@@ -106,8 +106,8 @@ std::string drift_summary(const MachineDrift& drift) {
     if (drift.checks.empty()) return "not measured: " + (drift.note.empty() ? std::string("no checks") : drift.note);
     const DriftSeries c = compute_series(drift), m = memory_series(drift);
     std::string out = fmt::format(
-        "compute ±{:.1f}% (median {:.4g} GFLOP/s), memory ±{:.1f}% (median {:.4g} GB/s) "
-        "over {} check{}",
+        "compute varied {:.1f}% (median {:.4g} GFLOP/s), memory varied {:.1f}% (median {:.4g} GB/s) "
+        "between the slowest and the fastest of {} check{}",
         100 * c.spread, c.median, 100 * m.spread, m.median, drift.checks.size(), drift.checks.size() == 1 ? "" : "s");
     if (!drift.note.empty()) out += "; " + drift.note;
     return out;

@@ -54,8 +54,9 @@ struct DriftWindow {
 };
 std::optional<DriftWindow> drift_around(const MachineDrift& drift, const std::string& probe_id);
 
-// The run header's line, after "Machine drift during the run: ": "compute ±12% (median 150
-// GFLOP/s), memory ±4% (median 41 GB/s) over 22 checks", or why there were none.
+// The run header's line, after "Machine drift during the run: ": "compute varied 12.0% (median
+// 150 GFLOP/s), memory varied 4.0% (median 41 GB/s) between the slowest and the fastest of 22
+// checks" (a spread is max / min - 1, not a symmetric interval), or why there were none.
 std::string drift_summary(const MachineDrift& drift);
 
 nlohmann::json to_json(const MachineDrift& drift);
