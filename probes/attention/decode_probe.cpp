@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 
 #include "attention/attention_config.hpp"
@@ -77,13 +78,6 @@ DeviceCache make_cache(DeviceSession& s, KvPrecision p, const std::vector<float>
         c.vscale = buffer_of(vq.scales.data(), vq.scales.size() * 4);
     }
     return c;
-}
-
-std::size_t pow2_at_most(std::size_t n) {
-    std::size_t p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
 }
 
 class DecodeProbe final : public Probe {
@@ -168,7 +162,7 @@ class DecodeProbe final : public Probe {
         u.bh = c.batch * c.heads;
         u.group = kv_group_for(u.d);
         u.program = fp16 ? &fp16_program(s, u.d) : &attention_program(s, u.d);
-        u.work_group = pow2_at_most(std::clamp<std::uint64_t>(info.max_work_group_size, 1, 64));
+        u.work_group = std::bit_floor(std::clamp<std::uint64_t>(info.max_work_group_size, 1, 64));
         if (info.local_mem_bytes && decode_local_bytes(u.work_group, u.d) > info.local_mem_bytes)
             throw ProbeUnsupported("the decode merge does not fit local memory");
         u.query = random_values(std::size_t{u.bh} * u.d, 11);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -42,13 +43,6 @@ float input_value(std::uint64_t float_index) {
     return static_cast<float>(float_index & 7);
 }
 
-std::size_t pow2_at_most(std::size_t n) {
-    std::size_t p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
-}
-
 // Reads evenly spaced windows of `buffer` and compares each float with expected(index).
 // 32 windows of 16 Ki floats (2 MiB in all) cover start, middle and end at a cost that does not
 // grow with the buffer, so verification stays cheap next to the measurement.
@@ -84,7 +78,7 @@ class BandwidthProbe final : public Probe {
         cl::CommandQueue& q = s.queue();
 
         const std::size_t local =
-            pow2_at_most(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
+            std::bit_floor(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
         // 32 work-groups per compute unit keeps every GPU SM busy with several resident groups and
         // gives CPU devices enough groups to balance across cores.
         const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);

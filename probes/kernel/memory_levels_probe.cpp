@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <vector>
@@ -43,13 +44,6 @@ std::uint32_t input_value(std::uint64_t index) {
     return static_cast<std::uint32_t>(index * 2654435761u) ^ static_cast<std::uint32_t>(index >> 9);
 }
 
-std::size_t pow2_at_most(std::uint64_t n) {
-    std::size_t p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
-}
-
 // How the work is cut: one work-group per core on a CPU device (PoCL runs a group on one core, so
 // the slice a group re-reads is that core's working set); a few resident groups per compute unit
 // on other devices, which hide latency with many work-items in flight.
@@ -75,8 +69,8 @@ Plan plan(const ProbeContext& ctx, const DeviceInfo& info) {
         !caches.empty() && caches.front().level == "L1" ? caches.front().bytes / 4 : 16 * 1024 * std::uint64_t{units};
     // The shapes' work-group sizes, small enough that the smallest slice still gives each
     // work-item one unrolled step.
-    const std::uint64_t max_local = pow2_at_most(std::max<std::uint64_t>(1, info.max_work_group_size));
-    const std::uint64_t fits = pow2_at_most(std::max<std::uint64_t>(1, first / p.groups / vector_bytes / unroll));
+    const std::uint64_t max_local = std::bit_floor(std::max<std::uint64_t>(1, info.max_work_group_size));
+    const std::uint64_t fits = std::bit_floor(std::max<std::uint64_t>(1, first / p.groups / vector_bytes / unroll));
     p.local[chunked] = cpu ? 1 : std::min<std::uint64_t>({64, max_local, fits});
     p.local[interleaved] = std::min<std::uint64_t>({cpu ? 16u : 256u, max_local, fits});
     const std::uint64_t granule = p.groups * std::max(p.local[0], p.local[1]) * unroll * vector_bytes;

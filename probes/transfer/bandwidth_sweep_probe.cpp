@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -108,13 +109,6 @@ struct CopyLaunch {
     cl_uint per_item = 0;
 };
 
-std::size_t pow2_at_most(std::uint64_t n) {
-    std::size_t p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
-}
-
 // Work sizes per kernel. Each keeps one local size at every transfer size, since PoCL compiles a
 // kernel once per local size. chunked: work-groups of one item, each streaming at least 64 KiB,
 // at most 64 per compute unit (enough to balance cores on a shared host; larger chunks keep the
@@ -133,7 +127,7 @@ CopyLaunch copy_launch(CopyKernel kind, std::uint64_t bytes, const DeviceInfo& i
     }
     l.count = bytes / 16;
     const std::size_t local =
-        pow2_at_most(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
+        std::bit_floor(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
     l.per_item = static_cast<cl_uint>(std::clamp<std::uint64_t>(l.count / (local * units * 32), 1, 16));
     const std::uint64_t per_group = std::uint64_t{local} * l.per_item;
     l.global = cl::NDRange((l.count + per_group - 1) / per_group * local);

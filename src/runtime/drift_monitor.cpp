@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 
@@ -11,6 +12,7 @@
 #include "cl/command_trace.hpp"
 #include "cl/device_session.hpp"
 #include "cl/kernel_args.hpp"
+#include "core/clock.hpp"
 #include "core/stats.hpp"
 
 namespace clprobe {
@@ -25,13 +27,6 @@ constexpr float fma_c = 1.0f - fma_b;
 constexpr int fma_chains = 8, fma_lanes = 8;
 // Float rounding over thousands of steps stays near 1e-4 relative; a skipped loop is off by far more.
 constexpr double fma_tolerance = 1e-3;
-
-std::size_t pow2_at_most(std::uint64_t n) {
-    std::size_t p = 1;
-    while (p * 2 <= n)
-        p *= 2;
-    return p;
-}
 
 // The sum over the chains that each lane holds after `iterations` steps: chain j starts at (j + 1) / 16.
 double expected_fma_sum(std::uint32_t iterations) {
@@ -56,10 +51,6 @@ struct DriftMonitor::State {
     cl::Buffer fma_out, data, read_out;
 
     State(DeviceSession& s, DriftMonitorConfig c) : session(s), config(std::move(c)) {}
-
-    double seconds_since_start() const {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - config.run_start).count();
-    }
 
     // Enqueues `launches` launches of each kernel back to back and waits once (a round trip per
     // launch would cost PoCL about as much as the launch), then takes each kernel's median
@@ -91,7 +82,7 @@ struct DriftMonitor::State {
 
     void setup() {
         const DeviceInfo& info = session.info();
-        local = pow2_at_most(std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size)));
+        local = std::bit_floor(std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size)));
         const std::size_t units = std::max<std::size_t>(1, info.compute_units);
         fma_items = std::max<std::size_t>(8, units * 8) * local;
         read_items = std::max<std::size_t>(8, units * 32) * local;
@@ -154,7 +145,7 @@ struct DriftMonitor::State {
     }
 
     void measure(const std::string& probe_id) {
-        const double offset = seconds_since_start();
+        const double offset = seconds_since(config.run_start);
         const auto seconds = median_seconds({{&fma, fma_items}, {&read, read_items}}, "drift.reference");
         const double fma_seconds = seconds[0], read_seconds = seconds[1];
         if (fma_seconds <= 0 || read_seconds <= 0) throw std::runtime_error("a reference launch took no time");
@@ -181,7 +172,7 @@ DriftMonitor::DriftMonitor(DeviceSession& session, DriftMonitorConfig config)
     } catch (const std::exception& e) {
         state_->drift.note = fmt::format("the drift reference was wrong or failed ({}): no drift checks", e.what());
     }
-    state_->drift.cost_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    state_->drift.cost_seconds += seconds_since(started);
 }
 
 DriftMonitor::~DriftMonitor() = default;
@@ -199,7 +190,7 @@ void DriftMonitor::check(const std::string& probe_id) {
         state_->active = false;
         state_->drift.note = fmt::format("a drift check failed ({}): the checks stop there", e.what());
     }
-    state_->drift.cost_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    state_->drift.cost_seconds += seconds_since(started);
 }
 
 bool DriftMonitor::active() const {
