@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.hpp"
 #include "render/render_options.hpp"
 
 namespace clprobe {
@@ -48,12 +49,10 @@ class FormatTable {
 
     // "text (the terminal report), md (Markdown, for a ticket) or json (...)".
     std::string help() const {
-        std::string out;
-        for (std::size_t i = 0; i < rows_.size(); ++i) {
-            if (i > 0) out += i + 1 == rows_.size() ? " or " : ", ";
-            out += std::string(rows_[i].name) + " (" + std::string(rows_[i].description) + ")";
-        }
-        return out;
+        std::vector<std::string> items;
+        for (const Row& row : rows_)
+            items.push_back(std::string(row.name) + " (" + std::string(row.description) + ")");
+        return text::sentence_list(items, " or ");
     }
 
   private:

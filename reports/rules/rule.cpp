@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "core/text.hpp"
+
 namespace clprobe {
 
 Evidence evidence_of(const Measurement& m, std::string expectation) {
@@ -79,20 +81,13 @@ Finding RuleSpec::comparison(Severity severity, std::string title, const Measure
 }
 
 std::string RuleSpec::needs() const {
-    std::string text = "needs ";
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == inputs.size() ? " and " : ", ") + inputs[i].text();
-    return text;
+    std::vector<std::string> texts;
+    for (const auto& input : inputs)
+        texts.push_back(input.text());
+    return "needs " + text::sentence_list(texts, " and ");
 }
 
 namespace {
-
-bool holds_metric(const RunReport& report, const std::string& metric) {
-    for (const auto& result : report.results)
-        for (const auto& m : result.measurements)
-            if (m.metric == metric) return true;
-    return false;
-}
 
 bool present(const RunReport& report, const RuleInput& input) {
     switch (input.kind) {
@@ -102,7 +97,7 @@ bool present(const RunReport& report, const RuleInput& input) {
             return true;  // the rule reads them through their typed accessor
         case RuleInput::Kind::metric:
             return std::any_of(input.names.begin(), input.names.end(),
-                               [&](const std::string& metric) { return holds_metric(report, metric); });
+                               [&](const std::string& metric) { return !find_measurements(report, metric).empty(); });
     }
     return true;
 }

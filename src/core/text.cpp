@@ -79,4 +79,13 @@ bool starts_with(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;
 }
 
+std::string sentence_list(const std::vector<std::string>& items, std::string_view last_separator) {
+    std::string out;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i > 0) out += i + 1 == items.size() ? last_separator : std::string_view(", ");
+        out += items[i];
+    }
+    return out;
+}
+
 }  // namespace clprobe::text

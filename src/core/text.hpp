@@ -1,7 +1,7 @@
 #pragma once
-// Small helpers for the kernel's text files: trimming, splitting on whitespace, numbers that may
-// be missing or malformed (never an exception: a file the kernel did not write as expected is
-// "unknown", not an error).
+// Small text helpers: for the kernel's text files, trimming, splitting on whitespace, numbers that
+// may be missing or malformed (never an exception: a file the kernel did not write as expected is
+// "unknown", not an error); for clprobe's own sentences, a list of items.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,5 +21,8 @@ std::optional<std::int64_t> to_i64(std::string_view s);
 std::optional<double> to_double(std::string_view s);
 
 bool starts_with(std::string_view s, std::string_view prefix);
+
+// Items as a sentence lists them: "a", "a and b", "a, b and c" (last_separator " and " or " or ").
+std::string sentence_list(const std::vector<std::string>& items, std::string_view last_separator);
 
 }  // namespace clprobe::text

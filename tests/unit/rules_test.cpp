@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "core/text.hpp"
 #include "rule_test_support.hpp"
 #include "rules/analysis.hpp"
 #include "rules/kernel_rules.hpp"
@@ -510,4 +511,14 @@ TEST_CASE("rank_findings: an empty list stays empty", "[rules][analysis]") {
     std::vector<Finding> none;
     rank_findings(none);
     CHECK(none.empty());
+}
+
+TEST_CASE("sentence_list: items as a sentence lists them, for needs() and --help", "[rules]") {
+    CHECK(text::sentence_list({}, " and ").empty());
+    CHECK(text::sentence_list({"a"}, " and ") == "a");
+    CHECK(text::sentence_list({"a", "b"}, " or ") == "a or b");
+    CHECK(text::sentence_list({"a", "b", "c"}, " and ") == "a, b and c");
+    const Rule rule{{"x.y", "kernel", {RuleInput::metric("m.a"), RuleInput::device(), RuleInput::facts("p")}, {}},
+                    nullptr};
+    CHECK(rule.needs() == "needs m.a, the device context and p's facts");
 }
