@@ -11,6 +11,7 @@
 // their total against the input pattern.
 //
 // Host contract: buffers hold get_global_size(0) * per_item vectors; per_item is a multiple of 4.
+// read_chunked_pair reads the same vectors as read_chunked, in two streams per work-item.
 
 #define DEFINE_BANDWIDTH_KERNELS(T, W)                                                        \
     __kernel void read_interleaved_v##W(__global const T* restrict in, __global T* restrict out, \
@@ -35,6 +36,23 @@
             acc1 += p[k + 1];                                                                \
             acc2 += p[k + 2];                                                                \
             acc3 += p[k + 3];                                                                \
+        }                                                                                    \
+        out[get_global_id(0)] = (acc0 + acc1) + (acc2 + acc3);                               \
+    }                                                                                        \
+    /* Two streams per item: its chunk of the first half and the same chunk of the second.  */ \
+    /* Some CPUs read memory faster with two sequential streams per core than with one      */ \
+    /* (the prefetchers track several; attention decode reads K and V side by side).        */ \
+    __kernel void read_chunked_pair_v##W(__global const T* restrict in, __global T* restrict out, \
+                                         uint per_item) {                                     \
+        const uint per_stream = per_item / 2;                                                \
+        __global const T* p = in + get_global_id(0) * (size_t)per_stream;                    \
+        __global const T* q = p + get_global_size(0) * (size_t)per_stream;                   \
+        T acc0 = (T)(0.0f), acc1 = (T)(0.0f), acc2 = (T)(0.0f), acc3 = (T)(0.0f);            \
+        for (uint k = 0; k < per_stream; k += 2) {                                           \
+            acc0 += p[k];                                                                    \
+            acc1 += p[k + 1];                                                                \
+            acc2 += q[k];                                                                    \
+            acc3 += q[k + 1];                                                                \
         }                                                                                    \
         out[get_global_id(0)] = (acc0 + acc1) + (acc2 + acc3);                               \
     }                                                                                        \

@@ -16,6 +16,7 @@
 #include "attention/attention_report.hpp"
 #include "attention/kv_quant.hpp"
 #include "cl/device_session.hpp"
+#include "common/paired_memory_roof.hpp"
 #include "common/probe_support.hpp"
 #include "common/roof_placement.hpp"
 #include "core/memory_roofs.hpp"
@@ -123,9 +124,14 @@ class DecodeProbe final : public Probe {
                 out.attributes["skipped_kv_lens"].push_back(kv_len);
                 continue;
             }
-            const std::vector<Run> runs = measure_length(s, setup, config, kv_len, splits, precisions);
-            for (const Run& r : runs)
-                record(ctx, out, r, kv_len, setup);
+            // A cache in memory is held against the memory roof read again beside it.
+            const auto placed = bandwidth_roof_for(ctx.earlier, 2 * wanted);
+            const bool pair_roof = placed && placed->level == "memory";
+            const Measured m =
+                measure_length(s, setup, config, kv_len, splits, precisions, pair_roof ? &ctx.earlier : nullptr);
+            for (const Run& r : m.runs)
+                record(ctx, out, r, kv_len, setup, m.paired_roof);
+            if (m.paired_roof) out.measurements.push_back(*m.paired_roof);
         }
         if (!bandwidth_roof_for(ctx.earlier, 0))
             out.attributes["peak_fraction_missing"] =
@@ -155,6 +161,12 @@ class DecodeProbe final : public Probe {
         SampleSet set;
     };
 
+    // One KV length's runs, and the memory roof read beside them when the cache lives in memory.
+    struct Measured {
+        std::vector<Run> runs;
+        std::optional<Measurement> paired_roof;
+    };
+
     static DecodeSetup prepare(DeviceSession& s, const AttentionConfig& c, bool fp16) {
         const DeviceInfo& info = s.info();
         DecodeSetup u;
@@ -175,10 +187,12 @@ class DecodeProbe final : public Probe {
     }
 
     // Every precision at one KV length, with one work-group per head and split: each checked
-    // against the double-precision reference, then all sampled interleaved.
-    static std::vector<Run> measure_length(DeviceSession& s, const DecodeSetup& u, const SamplerConfig& config,
-                                           std::uint32_t kv_len, std::uint32_t splits,
-                                           const std::vector<KvPrecision>& precisions) {
+    // against the double-precision reference, then all sampled interleaved (with the memory roof's
+    // read when `earlier` is given: PairedMemoryRoof).
+    static Measured measure_length(DeviceSession& s, const DecodeSetup& u, const SamplerConfig& config,
+                                   std::uint32_t kv_len, std::uint32_t splits,
+                                   const std::vector<KvPrecision>& precisions,
+                                   const std::vector<ProbeResult>* earlier) {
         cl::CommandQueue& q = s.queue();
         const std::size_t elems = std::size_t{u.bh} * kv_len * u.d;
         const std::vector<float> k = random_values(elems, 12 + kv_len), v = random_values(elems, 13 + kv_len);
@@ -220,16 +234,24 @@ class DecodeProbe final : public Probe {
                 runs.push_back({pr, n, bytes, check(q, u.obuf, want, u.d, tr, n), {}});
             }
         }
+        std::optional<PairedMemoryRoof> roof;
+        if (earlier && !runs.empty())
+            roof.emplace(s, sampler, static_cast<std::uint64_t>(runs.front().bytes), *earlier);
         std::vector<SampleSet> sets = sampler.run();
+        Measured m;
         for (std::size_t i = 0; i < runs.size(); ++i)
             runs[i].set = std::move(sets[i]);
-        return runs;
+        m.runs = std::move(runs);
+        if (roof)
+            m.paired_roof = roof->measurement("attention.decode.memory_roof", {{"kv_len", std::to_string(kv_len)}},
+                                              sets[roof->index()]);
+        return m;
     }
 
     // The run's time, bandwidth, error and its place against the roof of the level its working
     // set (cache, query and output) lives in.
     static void record(const ProbeContext& ctx, ProbeResult& out, const Run& r, std::uint32_t kv_len,
-                       const DecodeSetup& u) {
+                       const DecodeSetup& u, const std::optional<Measurement>& paired_roof) {
         const char* precision = traits_of(r.precision).name;
         Labels labels{{"precision", precision},
                       {"split", r.splits == 1 ? "single" : "split"},
@@ -240,7 +262,8 @@ class DecodeProbe final : public Probe {
         Measurement bw =
             make_measurement("attention.decode.bandwidth", "GB/s", labels, to_rates(r.set, r.bytes, 1e-9), r.set.timer);
         bw.iterations_per_sample = r.set.iterations;
-        const auto roof = bandwidth_roof_for(ctx.earlier, static_cast<std::uint64_t>(r.bytes));
+        auto roof = bandwidth_roof_for(ctx.earlier, static_cast<std::uint64_t>(r.bytes));
+        if (paired_roof) roof = raised_roof(roof, *paired_roof);
         if (roof) out.measurements.push_back(fraction_of_roof("attention.decode.peak_fraction", labels, bw, *roof));
         const double flops = 4.0 * u.bh * kv_len * u.d;
         add_roofline_point(

@@ -20,7 +20,8 @@ namespace {
 
 // Quick and default runs sample the ends and the middle of the width range (the scalar baseline,
 // the float4 GPUs favour, the float16 that fills a CPU's vector unit); with read and copy only,
-// 12 variants instead of 30 keep the default run under clpeak's time. --full sweeps everything.
+// 12 variants instead of 30 (plus the two-stream reads) keep the default run under clpeak's time.
+// --full sweeps everything.
 std::vector<int> vector_widths_for(RunMode mode) {
     if (mode == RunMode::full) return {1, 2, 4, 8, 16};
     return {1, 4, 16};
@@ -69,7 +70,7 @@ class BandwidthProbe final : public Probe {
     std::string id() const override { return "kernel.bandwidth"; }
     std::string layer() const override { return "kernel"; }
     std::string title() const override { return "Global-memory bandwidth ceiling"; }
-    // 12 variants (30 with --full), best-of-2 samples of ~25 ms each.
+    // 15 variants (35 with --full), best-of-2 samples of ~25 ms each.
     double expected_seconds(RunMode mode) const override { return 9.0 * mode_time_factor(mode); }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
@@ -118,19 +119,7 @@ class BandwidthProbe final : public Probe {
                         q.enqueueFillBuffer(b, -1.0f, 0, bytes);
                     }
                     const double moved_bytes = static_cast<double>(access == Access::copy ? 2 * bytes : bytes);
-                    sampler.add(
-                        [&q, &s, k, items, local, name](std::int64_t n) mutable {
-                            return time_commands(
-                                q, s.profiling(), n,
-                                [&] {
-                                    cl::Event e;
-                                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local),
-                                                           nullptr, &e);
-                                    return e;
-                                },
-                                name);
-                        },
-                        moved_bytes);
+                    sampler.add(launch_of(q, s, k, items, local, name), moved_bytes);
                     // Checked now, while the buffers hold this variant's output.
                     verify(q, access, name, b, sums, floats, items, w, seed, expected_total);
                     labels.push_back(
@@ -138,6 +127,18 @@ class BandwidthProbe final : public Probe {
                     moved.push_back(moved_bytes);
                 }
             }
+        }
+        // Chunked reads in two streams per item (streams=2), after the others so that a lookup
+        // without the streams label finds the one-stream variant first.
+        for (int w : vector_widths_for(ctx.options.mode)) {
+            const std::string name = fmt::format("read_chunked_pair_v{}", w);
+            cl::Kernel k(program, name.c_str());
+            set_args(k, a, sums, static_cast<cl_uint>(floats / static_cast<std::uint64_t>(w) / items));
+            sampler.add(launch_of(q, s, k, items, local, name), static_cast<double>(bytes));
+            verify(q, Access::read, name, b, sums, floats, items, w, seed, expected_total);
+            labels.push_back(
+                {{"access", "read"}, {"pattern", "chunked"}, {"streams", "2"}, {"vector", std::to_string(w)}});
+            moved.push_back(static_cast<double>(bytes));
         }
         record(out, sampler.run(), labels, moved);
         out.attributes["buffer_bytes"] = bytes;
@@ -148,6 +149,21 @@ class BandwidthProbe final : public Probe {
     }
 
   private:
+    // One variant's timed batch: `n` launches of k over the whole buffer.
+    static BatchFunction launch_of(cl::CommandQueue& q, DeviceSession& s, cl::Kernel k, std::size_t items,
+                                   std::size_t local, std::string name) {
+        return [&q, &s, k, items, local, name](std::int64_t n) mutable {
+            return time_commands(
+                q, s.profiling(), n,
+                [&] {
+                    cl::Event e;
+                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
+                    return e;
+                },
+                name);
+        };
+    }
+
     // Several times the last-level cache, so the caches cannot serve the working set (the cache
     // factor raises it on devices with large caches); kernel.memory_levels draws the curve up to
     // here, so past 4x the last cache a larger buffer only costs time. Every width must give each

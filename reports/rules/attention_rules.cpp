@@ -42,7 +42,7 @@ RuleOutcome unfused_prefill(const RunReport& r, const RuleSpec& rule) {
     const auto* unfused = find_measurement(r, "attention.prefill.time", {{"variant", "unfused"}});
     const auto* fused = best_median(find_measurements(r, "attention.prefill.time", {{"variant", "fused"}}));
     if (!unfused || !fused) return rule.missing();
-    const auto gap = significant_gap(*fused, *unfused, fusion_ratio);
+    const auto gap = significant_gap(r, *fused, *unfused, fusion_ratio);
     if (!gap) return RuleOutcome::none();
     const auto* bytes = find_measurement(r, "attention.prefill.score_bytes");
     const std::string traffic = bytes ? format_bytes_short(bytes->summary.median) : std::string("unknown");
@@ -119,7 +119,7 @@ RuleOutcome kv_precision(const RunReport& r, const RuleSpec& rule) {
         base_labels.erase("splits");  // the split count may differ between the probes' runs
         const auto* base = find_measurement(r, "attention.decode.time", base_labels);
         if (!base) continue;
-        const auto gap = significant_gap(*low, *base, precision_ratio);
+        const auto gap = significant_gap(r, *low, *base, precision_ratio);
         if (gap && (!best_gap || gap->ratio > best_gap->ratio)) {
             best_gap = gap;
             best_low = low;
@@ -159,7 +159,7 @@ RuleOutcome padding(const RunReport& r, const RuleSpec& rule) {
         if (m && (!best || m->summary.median > best->summary.median)) best = m;
     }
     if (!padded || !best) return rule.missing();
-    const auto gap = significant_gap(*best, *padded, padding_ratio);
+    const auto gap = significant_gap(r, *best, *padded, padding_ratio);
     if (!gap) return RuleOutcome::none();
     const auto* waste = find_measurement(r, "attention.batching.padding_fraction", {{"strategy", "padded"}});
     const std::string strategy = label_of(*best, "strategy");
@@ -197,7 +197,7 @@ RuleOutcome host_offload(const RunReport& r, const RuleSpec& rule) {
     const auto* host = find_measurement(r, "attention.host_blas.prefill.time");
     const auto* device = best_median(find_measurements(r, "attention.prefill.time"));
     if (!host || !device) return rule.missing();
-    const auto gap = significant_gap(*host, *device, offload_ratio);
+    const auto gap = significant_gap(r, *host, *device, offload_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::medium,

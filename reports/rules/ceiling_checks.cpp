@@ -38,14 +38,6 @@ bool clearly_above(const Measurement& achieved, const Measurement& ceiling) {
     return achieved.summary.median > ceiling.summary.median * (1.0 + relative_noise(achieved, ceiling));
 }
 
-// The id of the probe holding a measurement, "" when none does.
-std::string probe_holding(const RunReport& r, const std::string& metric, const Labels& labels) {
-    for (const auto& p : r.results)
-        for (const auto& m : p.measurements)
-            if (m.metric == metric && m.labels == labels) return p.id;
-    return {};
-}
-
 // The drift checks around both probes, when the run has them: the series that bounds the ceiling.
 CeilingViolation with_drift(const RunReport& r, CeilingViolation v) {
     if (!r.drift) return v;

@@ -60,7 +60,7 @@ RuleOutcome layout(const RunReport& r, const RuleSpec& rule) {
     const bool row_wins = row->summary.median < col->summary.median;
     const Measurement& fast = row_wins ? *row : *col;
     const Measurement& slow = row_wins ? *col : *row;
-    const auto gap = significant_gap(fast, slow, layout_ratio);
+    const auto gap = significant_gap(r, fast, slow, layout_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f =
         rule.comparison(Severity::high,
@@ -82,7 +82,7 @@ RuleOutcome atomics(const RunReport& r, const RuleSpec& rule) {
     const Measurement& atomic = *atomic_bw.front();
     const auto* local = find_measurement(r, "glm.gradient.bandwidth", with(atomic.labels, "reduction", "local"));
     if (!local) return rule.missing();
-    const auto gap = significant_gap(*local, atomic, atomics_ratio);
+    const auto gap = significant_gap(r, *local, atomic, atomics_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::high,
@@ -102,7 +102,7 @@ RuleOutcome passes(const RunReport& r, const RuleSpec& rule) {
     if (!two) return rule.missing();
     const auto* one = fastest(r, with(two->labels, "passes", "1"));
     if (!one) return rule.missing();
-    const auto gap = significant_gap(*one, *two, passes_ratio);
+    const auto gap = significant_gap(r, *one, *two, passes_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::medium,
@@ -126,7 +126,7 @@ RuleOutcome workgroup(const RunReport& r, const RuleSpec& rule) {
     if (sizes.size() < 2) return rule.missing();
     const auto [lo, hi] = std::minmax_element(
         sizes.begin(), sizes.end(), [](const auto* a, const auto* b) { return a->summary.median < b->summary.median; });
-    const auto gap = significant_gap(**lo, **hi, wg_ratio);
+    const auto gap = significant_gap(r, **lo, **hi, wg_ratio);
     if (!gap) return RuleOutcome::none();
     const std::string best = label_of(**lo, "wg"), worst = label_of(**hi, "wg");
     Finding f = rule.comparison(
@@ -171,7 +171,7 @@ RuleOutcome fp64(const RunReport& r, const RuleSpec& rule) {
     if (fp64s.empty()) return rule.missing();
     const auto* twin = find_measurement(r, time_metric, with(fp64s.front()->labels, "precision", "fp32"));
     if (!twin) return rule.missing();
-    const auto gap = significant_gap(*twin, *fp64s.front(), fp64_ratio);
+    const auto gap = significant_gap(r, *twin, *fp64s.front(), fp64_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::medium, fmt::format("The fp64 gradient takes {:.1f}x the time of fp32", gap->ratio), *twin,
@@ -212,7 +212,7 @@ RuleOutcome upload_bound(const RunReport& r, const RuleSpec& rule) {
     for (const auto& o : options) {
         const auto* m = step_of(r, o.variant);
         if (!m) continue;
-        const auto gap = significant_gap(*m, *base, 1.0);
+        const auto gap = significant_gap(r, *m, *base, 1.0);
         fixes.push_back(gap ? fmt::format("{}: {:.0f}% faster step", o.fix, 100 * gap->gain())
                             : fmt::format("{}: no measurable gain here", o.fix));
         if (gap && (!best_gap || gap->ratio > best_gap->ratio)) {
@@ -258,7 +258,7 @@ RuleOutcome host_faster(const RunReport& r, const RuleSpec& rule) {
     Measurement h = per_row(*host, host_rows * 1e3);
     const Measurement d = per_row(*device, device_rows);
     h.unit = d.unit;
-    const auto gap = significant_gap(h, d, offload_ratio);
+    const auto gap = significant_gap(r, h, d, offload_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::high,
@@ -282,7 +282,7 @@ RuleOutcome sparse_format(const RunReport& r, const RuleSpec& rule) {
     const bool csr_wins = csr->summary.median < dense->summary.median;
     const Measurement& fast = csr_wins ? *csr : *dense;
     const Measurement& slow = csr_wins ? *dense : *csr;
-    const auto gap = significant_gap(fast, slow, format_ratio);
+    const auto gap = significant_gap(r, fast, slow, format_ratio);
     if (!gap) return RuleOutcome::none();
     const auto facts = glm_gradient_facts_of(r);
     const double density = facts ? facts->density : 0.0;

@@ -28,7 +28,7 @@ RuleOutcome access_pattern(const RunReport& r, const RuleSpec& rule) {
     const bool chunked_wins = chunk->summary.median > inter->summary.median;
     const Measurement& fast = chunked_wins ? *chunk : *inter;
     const Measurement& slow = chunked_wins ? *inter : *chunk;
-    const auto gap = significant_gap(fast, slow, layout_ratio);
+    const auto gap = significant_gap(r, fast, slow, layout_ratio);
     if (!gap) return RuleOutcome::none();
 
     Finding f = rule.comparison(Severity::medium,
@@ -56,7 +56,7 @@ RuleOutcome bandwidth_vector_width(const RunReport& r, const RuleSpec& rule) {
     const auto* scalar = find_measurement(r, "kernel.bandwidth", scalar_labels);
     if (!scalar) return rule.missing();
     if (scalar == best) return RuleOutcome::none();
-    const auto gap = significant_gap(*best, *scalar, layout_ratio);
+    const auto gap = significant_gap(r, *best, *scalar, layout_ratio);
     if (!gap) return RuleOutcome::none();
 
     const std::string width = label_of(*best, "vector");
@@ -79,7 +79,7 @@ RuleOutcome compute_vector_width(const RunReport& r, const RuleSpec& rule) {
     const auto* best = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}}));
     if (!scalar || !best) return rule.missing();
     if (scalar == best) return RuleOutcome::none();
-    const auto gap = significant_gap(*best, *scalar, compute_vector_ratio);
+    const auto gap = significant_gap(r, *best, *scalar, compute_vector_ratio);
     if (!gap) return RuleOutcome::none();
 
     const std::string width = label_of(*best, "vector");
@@ -120,7 +120,7 @@ RuleOutcome launch_sync(const RunReport& r, const RuleSpec& rule) {
     const auto* rt = find_measurement(r, "kernel.launch.latency", {{"kind", "round_trip"}});
     const auto* b2b = find_measurement(r, "kernel.launch.latency", {{"kind", "back_to_back"}});
     if (!rt || !b2b) return rule.missing();
-    const auto gap = significant_gap(*b2b, *rt, sync_ratio);
+    const auto gap = significant_gap(r, *b2b, *rt, sync_ratio);
     if (!gap) return RuleOutcome::none();
 
     Finding f = rule.comparison(Severity::low,
@@ -141,7 +141,7 @@ RuleOutcome build_cache(const RunReport& r, const RuleSpec& rule) {
     const auto* binary = find_measurement(r, "kernel.build.time", {{"path", "binary_cache"}});
     if (!cold || !binary) return rule.missing();
     if (cold->summary.median < slow_build_ms) return RuleOutcome::none();
-    const auto gap = significant_gap(*binary, *cold, cache_speedup);
+    const auto gap = significant_gap(r, *binary, *cold, cache_speedup);
     if (!gap) return RuleOutcome::none();
 
     Finding f = rule.comparison(Severity::low,

@@ -76,7 +76,7 @@ RuleOutcome busbw_below_p2p(const RunReport& r, const RuleSpec& rule) {
         }
     }
     if (!bus || !p2p) return rule.missing();
-    const auto gap = significant_gap(*p2p, *bus, busbw_ratio);
+    const auto gap = significant_gap(r, *p2p, *bus, busbw_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::medium,
@@ -111,7 +111,7 @@ RuleOutcome slow_link(const RunReport& r, const RuleSpec& rule) {
     const double typical = median_pair_bandwidth(pairs);
     const auto* slowest = find_measurement(r, "network.pair.bandwidth", {{"pair", slow.front().pair}});
     const auto* usual = nearest_median(ms, typical);
-    const auto gap = significant_gap(*usual, *slowest, 1.0 / slow_pair_fraction);
+    const auto gap = significant_gap(r, *usual, *slowest, 1.0 / slow_pair_fraction);
     if (!gap) return RuleOutcome::none();
     std::string names;
     for (const auto& p : slow)

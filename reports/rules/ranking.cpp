@@ -43,7 +43,9 @@ void order_ranked(std::vector<Finding>::iterator first, std::vector<Finding>::it
 }
 
 std::string why_not_ranked(const Finding& f) {
-    if (f.uncertain) return "not ranked: the trigger lies inside the noise of its inputs";
+    if (f.uncertain)
+        return "not ranked: the trigger lies inside the noise of its inputs (their samples' spread, and the machine's "
+               "drift when two probes measured them)";
     if (f.target && f.target->pipeline_share)
         return "not ranked: its share is of the transfer layer's stand-in step, not of a workload measured here";
     return "not ranked: no step measured in this run shows this pattern";

@@ -5,6 +5,8 @@
 
 #include <fmt/core.h>
 
+#include "core/drift_facts.hpp"
+#include "core/stats.hpp"
 #include "core/text.hpp"
 
 namespace clprobe {
@@ -13,14 +15,42 @@ Evidence evidence_of(const Measurement& m, std::string expectation) {
     return {m.metric, m.labels, m.summary.median, m.unit, std::move(expectation)};
 }
 
-std::optional<Gap> significant_gap(const Measurement& better, const Measurement& worse, double min_ratio) {
+double sample_noise(const Measurement& m) {
+    return m.samples.size() >= 3 ? robust_cv(m.samples) : m.summary.cv;
+}
+
+double relative_noise(const Measurement& a, const Measurement& b) {
+    // The floor keeps a handful of identical samples from making any gap look certain.
+    return std::max(0.01, sample_noise(a) + sample_noise(b));
+}
+
+double comparison_confidence(const Measurement& better, const Measurement& worse) {
+    return comparison_confidence(better.summary.median, worse.summary.median, relative_noise(better, worse));
+}
+
+std::string probe_holding(const RunReport& r, const std::string& metric, const Labels& labels) {
+    for (const auto& p : r.results)
+        for (const auto& m : p.measurements)
+            if (m.metric == metric && m.labels == labels) return p.id;
+    return {};
+}
+
+double drift_noise(const RunReport& r, const Measurement& a, const Measurement& b) {
+    if (!r.drift) return 0;
+    const std::string pa = probe_holding(r, a.metric, a.labels), pb = probe_holding(r, b.metric, b.labels);
+    if (pa.empty() || pb.empty() || pa == pb) return 0;
+    return largest_spread(*r.drift).value_or(0);
+}
+
+std::optional<Gap> significant_gap(const RunReport& r, const Measurement& better, const Measurement& worse,
+                                   double min_ratio) {
     const double b = better.summary.median, w = worse.summary.median;
     if (b <= 0 || w <= 0) return std::nullopt;
     Gap gap;
     gap.ratio = better.higher_is_better ? b / w : w / b;
     gap.confidence = comparison_confidence(better, worse);
     if (gap.ratio < min_ratio || gap.confidence < min_confidence) return std::nullopt;
-    gap.uncertain = gap.ratio / (1.0 + relative_noise(better, worse)) < min_ratio;
+    gap.uncertain = gap.ratio / (1.0 + relative_noise(better, worse) + drift_noise(r, better, worse)) < min_ratio;
     return gap;
 }
 

@@ -86,13 +86,26 @@ struct Rule : RuleSpec {
     RuleOutcome evaluate(const RunReport& report) const;
 };
 
-// core/stats' comparison_confidence and relative_noise, on two measurements' summaries.
-inline double comparison_confidence(const Measurement& better, const Measurement& worse) {
-    return comparison_confidence(better.summary, worse.summary);
-}
-inline double relative_noise(const Measurement& a, const Measurement& b) {
-    return relative_noise(a.summary, b.summary);
-}
+// The relative spread of one measurement's samples that a comparison of medians weighs: the robust
+// spread (core/stats' robust_cv) of three or more samples, else the summary's cv. A VM that flips
+// between two throughput states puts a sample now and then in the other state; that sample can
+// double the standard deviation while it barely moves the median, and a 2x gap between two
+// medians must not drown in it.
+double sample_noise(const Measurement& m);
+// The two measurements' noise together (the sum of their sample_noise, at least 1%), and how sure
+// the gap between their medians is (core/stats' comparison_confidence with that noise).
+double relative_noise(const Measurement& a, const Measurement& b);
+double comparison_confidence(const Measurement& better, const Measurement& worse);
+
+// The id of the probe holding a measurement of this metric and labels, "" when none does. By
+// metric and labels rather than address, so that a rule's rescaled copy is found too.
+std::string probe_holding(const RunReport& r, const std::string& metric, const Labels& labels);
+
+// How far the machine's drift alone could move the ratio of two measurements: 0 when one probe
+// took both (its variants are sampled interleaved, so both saw the same machine states) or the
+// run has no drift checks; else the largest spread of the run's drift checks (core/drift_facts),
+// since two probes run seconds apart, possibly in different states.
+double drift_noise(const RunReport& r, const Measurement& a, const Measurement& b);
 
 // A comparison is a finding only when it is at least this confident: below, the measured gap
 // could be noise and the report must not claim it.
@@ -105,15 +118,17 @@ Evidence evidence_of(const Measurement& m, std::string expectation = {});
 struct Gap {
     double ratio = 1;
     double confidence = 0;
-    // The ratio clears min_ratio only by less than the two measurements' noise: another run could
-    // fall on the other side, so the finding is marked uncertain and not ranked.
+    // The ratio clears min_ratio only by less than the two measurements' noise (their samples'
+    // spread, plus the machine's drift when two probes took them): another run could fall on the
+    // other side, so the finding is marked uncertain and not ranked.
     bool uncertain = false;
     double gain() const { return 1.0 - 1.0 / ratio; }  // share of the worse one's time saved
 };
 
-// The gap when it is at least min_ratio and clears the noise (confidence >= min_confidence);
-// uncertain when ratio / (1 + noise) falls below min_ratio.
-std::optional<Gap> significant_gap(const Measurement& better, const Measurement& worse, double min_ratio);
+// The gap when it is at least min_ratio and clears the samples' noise (confidence >=
+// min_confidence); uncertain when ratio / (1 + relative_noise + drift_noise) falls below min_ratio.
+std::optional<Gap> significant_gap(const RunReport& r, const Measurement& better, const Measurement& worse,
+                                   double min_ratio);
 
 // A label's value, or "?" when a (hand-edited) report lacks it: rules never throw on input.
 std::string label_of(const Measurement& m, const std::string& key);

@@ -65,7 +65,7 @@ RuleOutcome pageable_slow(const RunReport& r, const RuleSpec& rule) {
         const auto* pageable = headline(r, fmt::format("transfer.{}.pageable.bandwidth", dir));
         if (!pinned || !pageable) continue;
         any_input = true;
-        if (auto gap = significant_gap(*pinned, *pageable, pinned_ratio))
+        if (auto gap = significant_gap(r, *pinned, *pageable, pinned_ratio))
             found.push_back({dir, stage, gap, pinned, pageable});
     }
     if (!any_input) return rule.missing();
@@ -100,7 +100,7 @@ RuleOutcome small_transfers(const RunReport& r, const RuleSpec& rule) {
     const Measurement& small = *series.front();
     const Measurement& large = **std::max_element(
         series.begin() + 1, series.end(), [](auto* a, auto* b) { return a->summary.median < b->summary.median; });
-    const auto gap = significant_gap(large, small, small_ratio);
+    const auto gap = significant_gap(r, large, small, small_ratio);
     if (!gap) return RuleOutcome::none();
 
     Finding f = rule.comparison(
@@ -132,7 +132,7 @@ RuleOutcome no_overlap(const RunReport& r, const RuleSpec& rule) {
     const auto* overlapped = find_measurement(r, "transfer.pipeline.step_time", {{"variant", "overlapped"}});
     const auto* efficiency = headline(r, "transfer.overlap.efficiency");
     if (!serial || !overlapped || !efficiency) return rule.missing();
-    if (const auto gap = significant_gap(*overlapped, *serial, overlap_ratio)) {
+    if (const auto gap = significant_gap(r, *overlapped, *serial, overlap_ratio)) {
         Finding f = rule.comparison(
             Severity::medium,
             fmt::format("Copies and kernels overlap on this device: a serial step takes {:.2f}x an overlapped one "
@@ -175,7 +175,7 @@ RuleOutcome numa_penalty(const RunReport& r, const RuleSpec& rule) {
     const auto by_median = [](auto* a, auto* b) { return a->summary.median < b->summary.median; };
     const Measurement& best = **std::max_element(rows.begin(), rows.end(), by_median);
     const Measurement& worst = **std::min_element(rows.begin(), rows.end(), by_median);
-    const auto gap = significant_gap(best, worst, numa_ratio);
+    const auto gap = significant_gap(r, best, worst, numa_ratio);
     if (!gap) return RuleOutcome::none();
     const std::string node = label_of(best, "node");
     Finding f = rule.comparison(Severity::medium,
@@ -232,7 +232,7 @@ RuleOutcome zero_copy_available(const RunReport& r, const RuleSpec& rule) {
     const auto* zero = headline(r, "transfer.h2d.zero_copy.bandwidth");
     const auto* pageable = headline(r, "transfer.h2d.pageable.bandwidth");
     if (!zero || !pageable) return rule.missing();
-    const auto gap = significant_gap(*zero, *pageable, zero_copy_ratio);
+    const auto gap = significant_gap(r, *zero, *pageable, zero_copy_ratio);
     if (!gap) return RuleOutcome::none();
     Finding f = rule.comparison(
         Severity::medium,
@@ -275,7 +275,7 @@ RuleOutcome kernel_copy_faster(const RunReport& r, const RuleSpec& rule) {
         const auto* driver = best_driver_copy(r, dir);
         if (!kernel || !driver) continue;
         any_input = true;
-        if (auto gap = significant_gap(*kernel, *driver, kernel_copy_ratio))
+        if (auto gap = significant_gap(r, *kernel, *driver, kernel_copy_ratio))
             found.push_back({dir, stage, *gap, kernel, driver});
     }
     if (!any_input) return rule.missing();

@@ -83,11 +83,14 @@ double relative_noise(const Summary& a, const Summary& b) {
 }
 
 double comparison_confidence(const Summary& better, const Summary& worse) {
-    const double hi = std::max(better.median, worse.median);
-    const double lo = std::min(better.median, worse.median);
+    return comparison_confidence(better.median, worse.median, relative_noise(better, worse));
+}
+
+double comparison_confidence(double better_median, double worse_median, double noise) {
+    const double hi = std::max(better_median, worse_median);
+    const double lo = std::min(better_median, worse_median);
     if (lo <= 0) return hi > 0 ? 1.0 : 0.0;
     const double gap = hi / lo - 1.0;
-    const double noise = relative_noise(better, worse);
     if (gap <= 2 * noise) return 0.0;
     return std::clamp(1.0 - 2 * noise / gap, 0.0, 1.0);
 }

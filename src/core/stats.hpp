@@ -59,6 +59,8 @@ double relative_noise(const Summary& a, const Summary& b);
 // twice the pair's relative_noise, rising towards 1 as the gap outgrows it. 1 when only one
 // median is positive.
 double comparison_confidence(const Summary& better, const Summary& worse);
+// The same for two medians whose relative noise the caller has worked out.
+double comparison_confidence(double better_median, double worse_median, double noise);
 
 // The 0-based ranks {j, n-1-j} of the sorted samples that bound the 95% interval of the median.
 std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n);

@@ -192,6 +192,30 @@ TEST_CASE("attention probes end Ok on tiny shapes with verified, well-formed mea
             test::check_samples(h);
         }
     }
+    SECTION("decode in memory: the memory roof is read again beside it and raises a roof it beats") {
+        // A memory roof far below anything real (no level sweep: every working set is "memory").
+        ProbeResult peak;
+        peak.id = "kernel.bandwidth";
+        peak.layer = "kernel";
+        peak.status = ProbeStatus::ok;
+        peak.measurements.push_back(
+            make_measurement("kernel.peak.bandwidth", "GB/s", {}, {1e-6, 1e-6, 1e-6}, TimerKind::device_profiling));
+        auto probe = make_attention_decode_probe();
+        const ProbeResult r = run_tiny(*probe, s, tiny_shape(), {peak});
+        INFO(r.reason);
+        REQUIRE(r.status == ProbeStatus::ok);
+        test::check_samples(r);
+        const auto* paired = find_measurement(r, "attention.decode.memory_roof", {{"kv_len", "300"}});
+        REQUIRE(paired != nullptr);
+        CHECK(paired->unit == "GB/s");
+        CHECK(paired->summary.median > 1e-6);
+        const auto* fraction = find_measurement(r, "attention.decode.peak_fraction", {{"precision", "fp32"}});
+        REQUIRE(fraction != nullptr);
+        CHECK_THAT(fraction->note, Catch::Contains("attention.decode.memory_roof{kv_len=300}"));
+        // Without a placed roof at the memory level nothing is read again.
+        const ProbeResult plain = run_tiny(*probe, s);
+        CHECK(find_measurement(plain, "attention.decode.memory_roof") == nullptr);
+    }
     SECTION("batching: three strategies, padding fractions ordered") {
         auto probe = make_attention_batching_probe();
         const ProbeResult r = run_tiny(*probe, s, tiny_shape(64, true));

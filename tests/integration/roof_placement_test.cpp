@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "attention/attention_config.hpp"
+#include "common/paired_memory_roof.hpp"
 #include "common/roof_placement.hpp"
 #include "core/memory_roofs.hpp"
 
@@ -95,4 +96,24 @@ TEST_CASE("decode length: the shortest power of two four times past the last cac
     REQUIRE(len);
     CHECK(std::uint64_t{*len} * per_token >= 12 * MiB);
     CHECK(std::uint64_t{*len / 2} * per_token < 12 * MiB);
+}
+
+TEST_CASE("roof placement: the memory roof read beside a workload raises a roof it beats", "[roofline][placement]") {
+    const Measurement paired =
+        make_measurement("w.memory_roof", "GB/s", {{"kv_len", "32768"}}, {36, 38, 37}, TimerKind::device_profiling);
+    // kernel.peak.bandwidth measured in a slower phase: the paired read stands in, named.
+    const auto raised = raised_roof(PlacedRoof{"memory", 33.9, "kernel.peak.bandwidth"}, paired);
+    REQUIRE(raised);
+    CHECK(raised->gb_per_s == Approx(37));
+    CHECK(raised->level == "memory");
+    CHECK(raised->metric == "w.memory_roof{kv_len=32768}");
+    // A roof the paired read does not reach stays as it was.
+    const auto kept = raised_roof(PlacedRoof{"memory", 40, "kernel.peak.bandwidth"}, paired);
+    REQUIRE(kept);
+    CHECK(kept->gb_per_s == Approx(40));
+    CHECK(kept->metric == "kernel.peak.bandwidth");
+    // Nothing placed: the paired read is the roof.
+    const auto alone = raised_roof(std::nullopt, paired);
+    REQUIRE(alone);
+    CHECK(alone->gb_per_s == Approx(37));
 }

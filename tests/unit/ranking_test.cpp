@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/drift_facts.hpp"
 #include "core/report.hpp"
 #include "rule_test_support.hpp"
 #include "rules/analysis.hpp"
@@ -173,11 +174,11 @@ TEST_CASE("sync overhead is promoted by a measured sync stage", "[ranking][rules
 TEST_CASE("noise gate: a ratio that clears the threshold only inside the noise is uncertain", "[ranking][rules]") {
     // Threshold 1.25; ratio 1.3; noise cv 0.025 + 0.025: confident (gap 0.3 > 4 x 0.05), but
     // 1.3 / 1.05 < 1.25.
-    const auto noisy = significant_gap(timed(10, 0.025), timed(13, 0.025), 1.25);
+    const auto noisy = significant_gap(RunReport{}, timed(10, 0.025), timed(13, 0.025), 1.25);
     REQUIRE(noisy);
     CHECK(noisy->uncertain);
     // The same ratio with 1% noise clears it: 1.3 / 1.02 > 1.25.
-    const auto quiet = significant_gap(timed(10, 0.005), timed(13, 0.005), 1.25);
+    const auto quiet = significant_gap(RunReport{}, timed(10, 0.005), timed(13, 0.005), 1.25);
     REQUIRE(quiet);
     CHECK_FALSE(quiet->uncertain);
     // A comparison finding carries the mark and the ratio as its factor.
@@ -187,6 +188,68 @@ TEST_CASE("noise gate: a ratio that clears the threshold only inside the noise i
     CHECK(f.layer == "kernel");
     CHECK(f.uncertain);
     CHECK(*f.factor == Approx(1.3));
+}
+
+TEST_CASE("noise gate: one sample in the machine's other state does not hide a 2x gap", "[ranking][rules]") {
+    // attention.batching tokens/s of a quick run on a VM that flips between two states: two of the
+    // padded samples and one packed sample fell in the slow state (cv 26% and 20%, robust spreads
+    // 12% and 2%). Read by the standard deviation the 2.1x gap would have been noise
+    // (confidence 0.18); the medians the ratio is taken from were not moved by those samples.
+    const Measurement padded =
+        test::rate("b.tokens", "tokens/s", {{"strategy", "padded"}}, {89816.8, 89463.3, 151636.7, 142102.4, 154159.1});
+    const Measurement packed = test::rate("b.tokens", "tokens/s", {{"strategy", "packed"}},
+                                          {179216.9, 307361.4, 298972.1, 313273.0, 304293.3});
+    CHECK(padded.summary.cv > 0.25);
+    CHECK(sample_noise(padded) == Approx(0.125).epsilon(0.02));
+    const auto gap = significant_gap(RunReport{}, packed, padded, 1.2);
+    REQUIRE(gap);
+    CHECK(gap->ratio == Approx(304293.3 / 142102.4));
+    CHECK(gap->confidence > 0.7);
+    CHECK_FALSE(gap->uncertain);
+    // Fewer than three samples: the summary's cv is all there is.
+    const Measurement two = test::rate("b.tokens", "tokens/s", {}, {100, 120});
+    CHECK(sample_noise(two) == Approx(two.summary.cv));
+}
+
+TEST_CASE("noise gate: across two probes the machine's drift counts as noise", "[ranking][rules]") {
+    // Host 2.2x faster than the device step, threshold 1.1, samples with 2% spread.
+    const Measurement host = timed(10, 0.02);
+    Measurement device = timed(22, 0.02);
+    device.metric = "d.time";
+    MachineDrift drift;
+    for (double gflops : {117.0, 230.0, 229.0})  // a VM flipping between 1x and 2x: spread 97%
+        drift.checks.push_back({0, "p", gflops, 30.0});
+    auto report_of = [&](bool one_probe, std::optional<MachineDrift> d) {
+        RunReport r;
+        ProbeResult a, b;
+        a.id = "host.probe";
+        b.id = "device.probe";
+        a.measurements.push_back(host);
+        (one_probe ? a : b).measurements.push_back(device);
+        r.results = {a, b};
+        r.drift = std::move(d);
+        return r;
+    };
+    const RunReport across = report_of(false, drift);
+    CHECK(drift_noise(across, host, device) == Approx(230.0 / 117.0 - 1));
+    const auto gap = significant_gap(across, host, device, 1.1);
+    REQUIRE(gap);
+    CHECK(gap->confidence > 0.9);  // the samples alone are clear
+    CHECK(gap->uncertain);         // 2.2 / (1 + 0.06 + 0.97) < 1.1
+    // One probe sampled both interleaved, or the run has no drift checks: no drift term.
+    for (const RunReport& r : {report_of(true, drift), report_of(false, std::nullopt)}) {
+        CHECK(drift_noise(r, host, device) == 0);
+        const auto clear = significant_gap(r, host, device, 1.1);
+        REQUIRE(clear);
+        CHECK_FALSE(clear->uncertain);
+    }
+    // A steady machine (3% spread) leaves the finding ranked.
+    MachineDrift steady;
+    for (double gflops : {226.0, 230.0, 232.8})
+        steady.checks.push_back({0, "p", gflops, 30.0});
+    const auto steady_gap = significant_gap(report_of(false, steady), host, device, 1.1);
+    REQUIRE(steady_gap);
+    CHECK_FALSE(steady_gap->uncertain);
 }
 
 TEST_CASE("rank_findings: ranked by gain with ties by severity and id, then notes, for any input order", "[ranking]") {

@@ -4,6 +4,7 @@
 // list, probe id or layer is a parameter here; what a single layer promises stays in its test.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,9 +20,14 @@ inline std::vector<double> steady(double v) {
     return {v, v, v, v, v};
 }
 
-// {m(1-cv), m, m(1+cv)}: median and mean m, sample stddev m*cv, so cv exactly cv.
+// Five samples shaped like normal noise: median and mean m, and both spreads the rules could read
+// equal to cv: the sample stddev over the mean, and 1.4826 MAD / median (the robust spread the
+// noise gate uses). The inner pair sits at 0.6745 cv (so MAD = cv / 1.4826), the outer pair at
+// sqrt(2 - 0.6745^2) cv (so the variance is cv^2).
 inline std::vector<double> spread(double median, double cv) {
-    return {median * (1 - cv), median, median * (1 + cv)};
+    const double inner = 1.0 / 1.4826, outer = std::sqrt(2.0 - inner * inner);
+    return {median * (1 - outer * cv), median * (1 - inner * cv), median, median * (1 + inner * cv),
+            median * (1 + outer * cv)};
 }
 
 // Higher is better; the throughput probes time on the device.

@@ -1,0 +1,106 @@
+#include "common/paired_memory_roof.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+
+#include "cl/device_session.hpp"
+#include "cl/kernel_args.hpp"
+#include "common/probe_support.hpp"
+
+namespace clprobe {
+
+namespace {
+
+// kernel.bandwidth's fastest read (its pattern and vector width), so the paired roof is the same
+// kind of read that set kernel.peak.bandwidth.
+std::string best_read_kernel(const std::vector<ProbeResult>& earlier) {
+    const Measurement* best = nullptr;
+    for (const auto& p : earlier)
+        for (const auto& m : p.measurements)
+            if (m.metric == "kernel.bandwidth" && m.labels.count("access") && m.labels.at("access") == "read" &&
+                m.labels.count("pattern") && m.labels.count("vector") &&
+                (!best || m.summary.median > best->summary.median))
+                best = &m;
+    if (!best) return "read_chunked_v4";
+    const bool pair = best->labels.count("streams") && best->labels.at("streams") == "2";
+    return fmt::format("read_{}{}_v{}", best->labels.at("pattern"), pair ? "_pair" : "", best->labels.at("vector"));
+}
+
+int vector_width_of(const std::string& kernel) {
+    return std::stoi(kernel.substr(kernel.rfind("_v") + 2));
+}
+
+}  // namespace
+
+PairedMemoryRoof::PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler, std::uint64_t working_set_bytes,
+                                   const std::vector<ProbeResult>& earlier)
+    : kernel_(best_read_kernel(earlier)) {
+    const DeviceInfo& info = s.info();
+    cl::CommandQueue& q = s.queue();
+    // kernel.bandwidth's launch shape: 32 groups per compute unit of up to 256 items.
+    const std::size_t local =
+        std::bit_floor(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
+    const std::size_t items = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32) * local;
+    const int width = vector_width_of(kernel_);
+    // Every item reads a multiple of 4 vectors of up to 16 floats.
+    const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
+    const std::uint64_t bytes = std::max(granule, working_set_bytes / granule * granule);
+    const std::uint64_t floats = bytes / sizeof(float);
+    bytes_ = static_cast<double>(bytes);
+
+    cl::Buffer in = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
+    // Small integers (i & 7): every partial sum is exact in float, so the total must be exact.
+    const std::array<float, 8> pattern = {0, 1, 2, 3, 4, 5, 6, 7};
+    q.enqueueFillBuffer(in, pattern, 0, bytes);
+    cl::Buffer sums = make_buffer(s.context(), CL_MEM_READ_WRITE, items * static_cast<std::size_t>(width) * 4);
+    cl::Kernel k(s.kernels().program("peak/bandwidth.cl").program, kernel_.c_str());
+    set_args(k, in, sums, static_cast<cl_uint>(floats / static_cast<std::uint64_t>(width) / items));
+    const std::string name = "paired memory roof " + kernel_;
+    // The launch holds the buffers: a kernel's arguments do not keep them alive on every driver.
+    index_ = sampler.add(
+        [&q, &s, k, in, sums, items, local, name](std::int64_t n) mutable {
+            return time_commands(
+                q, s.profiling(), n,
+                [&] {
+                    cl::Event e;
+                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
+                    return e;
+                },
+                name);
+        },
+        bytes_);
+
+    std::vector<float> partial(items * static_cast<std::size_t>(width));
+    q.enqueueReadBuffer(sums, CL_TRUE, 0, partial.size() * sizeof(float), partial.data());
+    double total = 0;
+    for (float p : partial)
+        total += p;
+    const double expected = static_cast<double>(floats / 8) * 28.0;
+    if (std::fabs(total - expected) > 0.5 + 1e-7 * expected)
+        throw VerificationError(fmt::format("{}: sum of the input is {} (expected {})", name, total, expected));
+}
+
+Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, const SampleSet& set) const {
+    Measurement m =
+        make_measurement(std::move(metric), "GB/s", std::move(labels), to_rates(set, bytes_, 1e-9), set.timer);
+    m.iterations_per_sample = set.iterations;
+    m.note = fmt::format("the memory roof read again ({}, {:.0f} MiB), sampled interleaved with the workload", kernel_,
+                         bytes_ / (1 << 20));
+    return m;
+}
+
+std::optional<PlacedRoof> raised_roof(const std::optional<PlacedRoof>& placed, const Measurement& paired) {
+    const double rate = paired.summary.median;
+    if (placed && placed->gb_per_s >= rate) return placed;
+    std::string where = paired.metric;
+    for (const auto& [key, value] : paired.labels)
+        where += (where.size() == paired.metric.size() ? "{" : ",") + key + "=" + value;
+    if (!paired.labels.empty()) where += "}";
+    return PlacedRoof{"memory", rate, where};
+}
+
+}  // namespace clprobe
