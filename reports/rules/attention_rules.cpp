@@ -85,7 +85,7 @@ RuleOutcome decode_roofline(const RunReport& r, const RuleSpec& rule) {
     if (!(frac > 0)) return RuleOutcome::missing("attention.decode.peak_fraction is not positive");
     // Confidence from the fraction's own spread (the roof's is inside it): a fraction whose gap to
     // the threshold is within twice its noise is no finding.
-    const double gap = decode_roof_fraction / frac - 1.0, noise = std::max(0.01, fraction->summary.cv);
+    const double gap = decode_roof_fraction / frac - 1.0, noise = std::max(0.01, sample_noise(*fraction));
     if (gap <= 2 * noise) return RuleOutcome::none();
     const double conf = 1.0 - 2 * noise / gap;
     if (conf < min_confidence) return RuleOutcome::none();

@@ -148,7 +148,7 @@ RuleOutcome roofline(const RunReport& r, const RuleSpec& rule) {
     const double frac = fraction->summary.median;
     if (frac >= roofline_floor || frac <= 0) return RuleOutcome::none();
     // The fraction's own spread carries both the gradient's and the roof's noise.
-    const double gap = roofline_floor / frac - 1.0, noise = std::max(0.01, fraction->summary.cv);
+    const double gap = roofline_floor / frac - 1.0, noise = std::max(0.01, sample_noise(*fraction));
     const double conf = gap <= 2 * noise ? 0.0 : 1.0 - 2 * noise / gap;
     if (conf < min_confidence) return RuleOutcome::none();
     Finding f = rule.finding(

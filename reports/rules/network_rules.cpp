@@ -47,7 +47,7 @@ RuleOutcome not_overlapped(const RunReport& r, const RuleSpec& rule) {
                                          100 * share));
     f.evidence = {evidence_of(*reduce, "all-reduce of the p-vector, after the gradient is complete"),
                   evidence_of(*compute, "local gradient on the device, which could run meanwhile")};
-    f.confidence = std::clamp(1.0 - reduce->summary.cv, 0.0, 1.0);
+    f.confidence = std::clamp(1.0 - sample_noise(*reduce), 0.0, 1.0);
     // Overlap hides at most the compute time that runs alongside the all-reduce.
     f.target = stage_target(pipeline_ids::network_glm_step, Stage::allreduce,
                             std::min(1.0, compute->summary.median / reduce_s));

@@ -25,7 +25,8 @@ double relative_noise(const Measurement& a, const Measurement& b) {
 }
 
 double comparison_confidence(const Measurement& better, const Measurement& worse) {
-    return comparison_confidence(better.summary.median, worse.summary.median, relative_noise(better, worse));
+    return std::max(comparison_confidence(better.summary.median, worse.summary.median, relative_noise(better, worse)),
+                    separation_confidence(better.samples, worse.samples));
 }
 
 std::string probe_holding(const RunReport& r, const std::string& metric, const Labels& labels) {

@@ -93,7 +93,8 @@ struct Rule : RuleSpec {
 // medians must not drown in it.
 double sample_noise(const Measurement& m);
 // The two measurements' noise together (the sum of their sample_noise, at least 1%), and how sure
-// the gap between their medians is (core/stats' comparison_confidence with that noise).
+// the gap between their medians is: core/stats' comparison_confidence with that noise, or its
+// separation_confidence when the two sample sets do not overlap, whichever is larger.
 double relative_noise(const Measurement& a, const Measurement& b);
 double comparison_confidence(const Measurement& better, const Measurement& worse);
 

@@ -150,7 +150,7 @@ RuleOutcome no_overlap(const RunReport& r, const RuleSpec& rule) {
     }
     if (efficiency->summary.median >= no_overlap_efficiency) return RuleOutcome::none();
     // "No overlap" rests on two step times being alike: only as sure as they are steady.
-    const double confidence = std::clamp(1.0 - serial->summary.cv - overlapped->summary.cv, 0.0, 1.0);
+    const double confidence = std::clamp(1.0 - sample_noise(*serial) - sample_noise(*overlapped), 0.0, 1.0);
     if (confidence < min_confidence) return RuleOutcome::none();
     Finding f =
         rule.finding(Severity::low, fmt::format("This device and driver do not overlap copies with kernels (overlap "

@@ -95,6 +95,19 @@ double comparison_confidence(double better_median, double worse_median, double n
     return std::clamp(1.0 - 2 * noise / gap, 0.0, 1.0);
 }
 
+double separation_confidence(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() < separation_min_samples || b.size() < separation_min_samples) return 0;
+    const auto [a_min, a_max] = std::minmax_element(a.begin(), a.end());
+    const auto [b_min, b_max] = std::minmax_element(b.begin(), b.end());
+    if (!(*a_max < *b_min) && !(*b_max < *a_min)) return 0;
+    const double ma = median_of(a), mb = median_of(b);
+    if (!(std::min(ma, mb) > 0) || std::max(ma, mb) / std::min(ma, mb) - 1 <= 2 * 0.01) return 0;
+    // C(n + m, n) in log space: large sample counts neither overflow nor lose the 1.
+    const double n = static_cast<double>(a.size()), m = static_cast<double>(b.size());
+    const double log_orders = std::lgamma(n + m + 1) - std::lgamma(n + 1) - std::lgamma(m + 1);
+    return 1.0 - std::exp(-log_orders);
+}
+
 std::pair<std::size_t, std::size_t> median_interval_ranks(std::size_t n) {
     if (n == 0) throw std::invalid_argument("median_interval_ranks: no samples");
     // B, the number of samples below the median, is Binomial(n, 1/2). [x(j), x(n-1-j)] (sorted,

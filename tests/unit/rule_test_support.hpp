@@ -4,12 +4,12 @@
 // list, probe id or layer is a parameter here; what a single layer promises stays in its test.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/report.hpp"
+#include "core/stats.hpp"
 #include "rules/analysis.hpp"
 #include "rules/rule.hpp"
 
@@ -17,17 +17,15 @@ namespace clprobe::test {
 
 // cv 0: only the comparisons' 1% noise floor applies.
 inline std::vector<double> steady(double v) {
-    return {v, v, v, v, v};
+    return {v, v, v};
 }
 
-// Five samples shaped like normal noise: median and mean m, and both spreads the rules could read
-// equal to cv: the sample stddev over the mean, and 1.4826 MAD / median (the robust spread the
-// noise gate uses). The inner pair sits at 0.6745 cv (so MAD = cv / 1.4826), the outer pair at
-// sqrt(2 - 0.6745^2) cv (so the variance is cv^2).
+// {m(1-d), m, m(1+d)} with d = cv / 1.4826: median m and a robust spread (1.4826 MAD / median, the
+// noise the rules weigh) of exactly cv. Three samples each: two sets that do not overlap stay
+// below core/stats' separation_min_samples, so the spread-based confidence is what a test sees.
 inline std::vector<double> spread(double median, double cv) {
-    const double inner = 1.0 / 1.4826, outer = std::sqrt(2.0 - inner * inner);
-    return {median * (1 - outer * cv), median * (1 - inner * cv), median, median * (1 + inner * cv),
-            median * (1 + outer * cv)};
+    const double d = cv / mad_to_stddev;
+    return {median * (1 - d), median, median * (1 + d)};
 }
 
 // Higher is better; the throughput probes time on the device.
