@@ -234,13 +234,34 @@ def test_bad_input_starts_nothing():
     expect(sorted(os.listdir(d)) == ["not_executable", "other.json"], f"files left: {os.listdir(d)}")
 
 
+def wait_for_child(pid, word, seconds):
+    """True once a child process of pid has `word` in its command line (Linux /proc)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            children = open(f"/proc/{pid}/task/{pid}/children").read().split()
+        except OSError:
+            return False
+        for child in children:
+            try:
+                if word in open(f"/proc/{child}/cmdline").read():
+                    return True
+            except OSError:
+                pass
+        time.sleep(0.05)
+    return False
+
+
 def test_sigterm_is_forwarded_and_the_report_written():
     d = temp_dir()
     path = os.path.join(d, "r.json")
     p = subprocess.Popen([BINARY, "trace", "--baseline", baseline(), "--json", path, "-q", "--", APP, "sync_each",
                           "--steps", "10000000"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    # Past the system probes clprobe runs first (a signal then ends clprobe itself, before any program).
-    time.sleep(4.0)
+    # Past the system probes clprobe runs first (a signal then ends clprobe itself, before any
+    # program): wait for the program to be running, however long a loaded machine takes to get
+    # there, then give it time to enqueue.
+    expect(wait_for_child(p.pid, "sync_each", 120), "the program never started")
+    time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=120)
     expect(p.returncode == 128 + signal.SIGTERM, f"exit {p.returncode}, expected the program's 143\n{err[-2000:]}")
