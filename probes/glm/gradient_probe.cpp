@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cl/device_session.hpp"
+#include "common/paired_memory_roof.hpp"
 #include "common/probe_support.hpp"
 #include "common/roof_placement.hpp"
 #include "core/glm_facts.hpp"
@@ -182,11 +183,21 @@ class GradientProbe final : public Probe {
         std::vector<Planned> plans;
         const nlohmann::json checked =
             plan_and_verify(s, in, variants_for(info, shape.cols, ctx.options.mode), sampler, plans);
+        // Variants whose data lives in memory are held against the memory roof read again beside
+        // them (PairedMemoryRoof), at the largest such working set.
+        std::optional<PairedMemoryRoof> roof_read;
+        if (const auto bytes = largest_in_memory(ctx.earlier, plans))
+            roof_read.emplace(s, sampler, *bytes, ctx.earlier);
         const std::vector<SampleSet> sets = sampler.run();
+        std::optional<Measurement> paired;
+        if (roof_read) {
+            paired = roof_read->measurement("glm.gradient.memory_roof", {}, sets[roof_read->index()]);
+            out.measurements.push_back(*paired);
+        }
 
         const Measurement* peak = peak_bandwidth(ctx.earlier);
         for (std::size_t i = 0; i < plans.size(); ++i)
-            record_variant(out, ctx.earlier, plans[i], sets[i], in.n);
+            record_variant(out, ctx.earlier, plans[i], sets[i], in.n, paired);
         headlines(out, peak, in.n);
 
         facts.sparse_crossover_density = sparse_crossover(out, shape.density);
@@ -265,9 +276,22 @@ class GradientProbe final : public Probe {
         return checked;
     }
 
-    // Time, bandwidth, GFLOP/s and roofline placement of one variant.
+    // The largest working set of the variants placed at the memory level, if any.
+    static std::optional<std::uint64_t> largest_in_memory(const std::vector<ProbeResult>& earlier,
+                                                          const std::vector<Planned>& plans) {
+        std::optional<std::uint64_t> largest;
+        for (const auto& pl : plans) {
+            const auto bytes = static_cast<std::uint64_t>(pl.working_set);
+            const auto roof = bandwidth_roof_for(earlier, bytes);
+            if (roof && roof->level == "memory" && (!largest || bytes > *largest)) largest = bytes;
+        }
+        return largest;
+    }
+
+    // Time, bandwidth, GFLOP/s and roofline placement of one variant; a variant in memory against
+    // the higher of the memory roof and the paired read.
     static void record_variant(ProbeResult& out, const std::vector<ProbeResult>& earlier, const Planned& pl,
-                               const SampleSet& set, std::uint64_t n) {
+                               const SampleSet& set, std::uint64_t n, const std::optional<Measurement>& paired) {
         const Labels labels = pl.variant.labels();
         Measurement t = make_measurement("glm.gradient.time", "ms", labels, to_times(set, 1e3), set.timer, false);
         t.iterations_per_sample = set.iterations;
@@ -277,7 +301,8 @@ class GradientProbe final : public Probe {
         Measurement gf =
             make_measurement("glm.gradient.gflops", "GFLOP/s", labels, to_rates(set, pl.flops, 1e-9), set.timer);
         const auto working_set = static_cast<std::uint64_t>(pl.working_set);
-        const auto roof = bandwidth_roof_for(earlier, working_set);
+        auto roof = bandwidth_roof_for(earlier, working_set);
+        if (paired && roof && roof->level == "memory") roof = raised_roof(roof, *paired);
         add_roofline_point(
             out, placed_point("glm " + pl.variant.name(), pl.flops / pl.bytes, gf.summary.median, working_set, roof));
         out.measurements.push_back(t);
