@@ -59,20 +59,7 @@ PairedMemoryRoof::PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler
     cl::Buffer sums = make_buffer(s.context(), CL_MEM_READ_WRITE, items * static_cast<std::size_t>(width) * 4);
     cl::Kernel k(s.kernels().program("peak/bandwidth.cl").program, kernel_.c_str());
     set_args(k, in, sums, static_cast<cl_uint>(floats / static_cast<std::uint64_t>(width) / items));
-    const std::string name = "paired memory roof " + kernel_;
-    // The launch holds the buffers: a kernel's arguments do not keep them alive on every driver.
-    index_ = sampler.add(
-        [&q, &s, k, in, sums, items, local, name](std::int64_t n) mutable {
-            return time_commands(
-                q, s.profiling(), n,
-                [&] {
-                    cl::Event e;
-                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
-                    return e;
-                },
-                name);
-        },
-        bytes_);
+    index_ = sampler.add(launch_batch(s, k, items, local, "paired memory roof " + kernel_, {in, sums}), bytes_);
 
     std::vector<float> partial(items * static_cast<std::size_t>(width));
     q.enqueueReadBuffer(sums, CL_TRUE, 0, partial.size() * sizeof(float), partial.data());
@@ -81,7 +68,8 @@ PairedMemoryRoof::PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler
         total += p;
     const double expected = static_cast<double>(floats / 8) * 28.0;
     if (std::fabs(total - expected) > 0.5 + 1e-7 * expected)
-        throw VerificationError(fmt::format("{}: sum of the input is {} (expected {})", name, total, expected));
+        throw VerificationError(
+            fmt::format("paired memory roof {}: sum of the input is {} (expected {})", kernel_, total, expected));
 }
 
 Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, const SampleSet& set) const {

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "cl/cl_error.hpp"
+#include "cl/command_timing.hpp"
+#include "cl/device_session.hpp"
 #include "runtime/host_info.hpp"
 
 namespace clprobe {
@@ -66,6 +68,21 @@ std::string sampling_note(const SamplerConfig& config) {
         "up to {} samples per variant, variants interleaved; each sample is the fastest of {} batches (the "
         "device's capability); variants below {:.0f}% of the best first batch take 3 single-batch samples",
         config.samples, config.best_of, 100 * config.contender_fraction);
+}
+
+BatchFunction launch_batch(DeviceSession& s, cl::Kernel kernel, std::size_t global, std::size_t local, std::string name,
+                           std::vector<cl::Buffer> keep) {
+    return [&s, kernel, global, local, name = std::move(name), keep = std::move(keep)](std::int64_t n) mutable {
+        cl::CommandQueue& q = s.queue();
+        return time_commands(
+            q, s.profiling(), n,
+            [&] {
+                cl::Event e;
+                q.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(global), cl::NDRange(local), nullptr, &e);
+                return e;
+            },
+            name);
+    };
 }
 
 }  // namespace clprobe

@@ -9,8 +9,11 @@
 #include "core/byte_size.hpp"  // format_bytes
 #include "core/report.hpp"
 #include "runtime/probe.hpp"
+#include "runtime/sampler.hpp"
 
 namespace clprobe {
+
+class DeviceSession;
 
 // The measurement of `metric` with the best median (highest, or lowest when lower is better).
 const Measurement* best_by_median(const std::vector<Measurement>& measurements, std::string_view metric);
@@ -28,6 +31,12 @@ std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, i
 
 // Buffer creation that names the failing call and the size asked for.
 cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t bytes);
+
+// A sampler batch of `n` launches of `kernel` over `global` items in groups of `local`, timed on
+// the session's queue. `keep` holds buffers the kernel's arguments name: a kernel object does not
+// keep them alive on every driver, so a batch that outlives its caller's buffers must.
+BatchFunction launch_batch(DeviceSession& s, cl::Kernel kernel, std::size_t global, std::size_t local, std::string name,
+                           std::vector<cl::Buffer> keep = {});
 
 // How the samples were taken, for a probe's attributes ("each sample: fastest of 3 batches...").
 std::string sampling_note(const SamplerConfig& config);

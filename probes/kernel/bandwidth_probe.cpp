@@ -125,7 +125,7 @@ class BandwidthProbe final : public Probe {
                         q.enqueueFillBuffer(b, -1.0f, 0, bytes);
                     }
                     const double moved_bytes = static_cast<double>(access == Access::copy ? 2 * bytes : bytes);
-                    sampler.add(launch_of(q, s, k, items, local, name), moved_bytes);
+                    sampler.add(launch_batch(s, k, items, local, name), moved_bytes);
                     // Checked now, while the buffers hold this variant's output.
                     verify(q, access, name, b, sums, floats, items, w, seed, expected_total);
                     labels.push_back(
@@ -140,7 +140,7 @@ class BandwidthProbe final : public Probe {
             const std::string name = fmt::format("read_chunked_pair_v{}", w);
             cl::Kernel k(program, name.c_str());
             set_args(k, a, sums, static_cast<cl_uint>(floats / static_cast<std::uint64_t>(w) / items));
-            sampler.add(launch_of(q, s, k, items, local, name), static_cast<double>(bytes));
+            sampler.add(launch_batch(s, k, items, local, name), static_cast<double>(bytes));
             verify(q, Access::read, name, b, sums, floats, items, w, seed, expected_total);
             labels.push_back(
                 {{"access", "read"}, {"pattern", "chunked"}, {"streams", "2"}, {"vector", std::to_string(w)}});
@@ -155,21 +155,6 @@ class BandwidthProbe final : public Probe {
     }
 
   private:
-    // One variant's timed batch: `n` launches of k over the whole buffer.
-    static BatchFunction launch_of(cl::CommandQueue& q, DeviceSession& s, cl::Kernel k, std::size_t items,
-                                   std::size_t local, std::string name) {
-        return [&q, &s, k, items, local, name](std::int64_t n) mutable {
-            return time_commands(
-                q, s.profiling(), n,
-                [&] {
-                    cl::Event e;
-                    q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(items), cl::NDRange(local), nullptr, &e);
-                    return e;
-                },
-                name);
-        };
-    }
-
     // Several times the last-level cache, so the caches cannot serve the working set (the cache
     // factor raises it on devices with large caches); kernel.memory_levels draws the curve up to
     // here, so past 4x the last cache a larger buffer only costs time. Every width must give each
