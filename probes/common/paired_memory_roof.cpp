@@ -82,7 +82,7 @@ Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, con
 }
 
 std::optional<PlacedRoof> raised_roof(const std::optional<PlacedRoof>& placed, const Measurement& paired) {
-    const double rate = paired.summary.median;
+    const double rate = paired.summary.max;
     if (placed && placed->gb_per_s >= rate) return placed;
     std::string where = paired.metric;
     for (const auto& [key, value] : paired.labels)
