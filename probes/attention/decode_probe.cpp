@@ -126,7 +126,13 @@ class DecodeProbe final : public Probe {
             }
             // A cache in memory is held against the memory roof read again beside it.
             const auto placed = bandwidth_roof_for(ctx.earlier, 2 * wanted);
-            const bool pair_roof = placed && placed->level == "memory";
+            bool pair_roof = placed && placed->level == "memory";
+            if (pair_roof && !PairedMemoryRoof::fits(s.info(), 2 * wanted)) {
+                pair_roof = false;
+                out.attributes["memory_roof_note"] =
+                    fmt::format("L={}: no room for the memory roof's read beside the cache; held against {}", kv_len,
+                                placed->metric);
+            }
             const Measured m =
                 measure_length(s, setup, config, kv_len, splits, precisions, pair_roof ? &ctx.earlier : nullptr);
             for (const Run& r : m.runs)

@@ -72,6 +72,14 @@ PairedMemoryRoof::PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler
             fmt::format("paired memory roof {}: sum of the input is {} (expected {})", kernel_, total, expected));
 }
 
+bool PairedMemoryRoof::fits(const DeviceInfo& info, std::uint64_t working_set_bytes) {
+    try {
+        return fit_buffer_bytes(info, working_set_bytes, 3, 1) >= working_set_bytes;
+    } catch (const ProbeUnsupported&) {
+        return false;
+    }
+}
+
 Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, const SampleSet& set) const {
     Measurement m =
         make_measurement(std::move(metric), "GB/s", std::move(labels), to_rates(set, bytes_, 1e-9), set.timer);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/device_info.hpp"
 #include "core/memory_roofs.hpp"
 #include "core/report.hpp"
 #include "runtime/sampler.hpp"
@@ -28,6 +29,9 @@ class PairedMemoryRoof {
     PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler, std::uint64_t working_set_bytes,
                      const std::vector<ProbeResult>& earlier);
     std::size_t index() const { return index_; }  // its samples in sampler.run()'s result
+    // Whether the device can hold a read of working_set_bytes beside a workload of about that size
+    // (room for three such buffers); when it cannot, the workload keeps the placed roof alone.
+    static bool fits(const DeviceInfo& info, std::uint64_t working_set_bytes);
     // Its samples as GB/s under `metric`, with a note naming the kernel.
     Measurement measurement(std::string metric, Labels labels, const SampleSet& set) const;
 

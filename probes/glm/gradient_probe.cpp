@@ -186,8 +186,12 @@ class GradientProbe final : public Probe {
         // Variants whose data lives in memory are held against the memory roof read again beside
         // them (PairedMemoryRoof), at the largest such working set.
         std::optional<PairedMemoryRoof> roof_read;
-        if (const auto bytes = largest_in_memory(ctx.earlier, plans))
-            roof_read.emplace(s, sampler, *bytes, ctx.earlier);
+        if (const auto bytes = largest_in_memory(ctx.earlier, plans)) {
+            if (PairedMemoryRoof::fits(info, *bytes))
+                roof_read.emplace(s, sampler, *bytes, ctx.earlier);
+            else
+                out.attributes["memory_roof_note"] = "no room for the memory roof's read beside the data";
+        }
         const std::vector<SampleSet> sets = sampler.run();
         std::optional<Measurement> paired;
         if (roof_read) {

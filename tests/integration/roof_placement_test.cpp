@@ -119,3 +119,15 @@ TEST_CASE("roof placement: the memory roof read beside a workload raises a roof 
     REQUIRE(alone);
     CHECK(alone->gb_per_s == Approx(38));
 }
+
+TEST_CASE("roof placement: the memory roof is read again only where its buffer fits", "[roofline][placement]") {
+    DeviceInfo small;
+    small.max_alloc_bytes = 256 * MiB;
+    small.global_mem_bytes = 1024 * MiB;
+    CHECK(PairedMemoryRoof::fits(small, 128 * MiB));        // three of 128 MiB fit in 4/5 of 1 GiB
+    CHECK_FALSE(PairedMemoryRoof::fits(small, 512 * MiB));  // above the allocation limit
+    small.global_mem_bytes = 256 * MiB;
+    CHECK_FALSE(PairedMemoryRoof::fits(small, 128 * MiB));  // three would not fit
+    small.global_mem_bytes = 1;
+    CHECK_FALSE(PairedMemoryRoof::fits(small, 128 * MiB));  // not even one byte each: no throw
+}
