@@ -84,8 +84,10 @@ Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, con
     Measurement m =
         make_measurement(std::move(metric), "GB/s", std::move(labels), to_rates(set, bytes_, 1e-9), set.timer);
     m.iterations_per_sample = set.iterations;
-    m.note = fmt::format("the memory roof read again ({}, {:.0f} MiB), sampled interleaved with the workload", kernel_,
-                         bytes_ / (1 << 20));
+    m.note = fmt::format(
+        "kernel.bandwidth's fastest read ({}) over the workload's working set ({:.0f} MiB), sampled interleaved with "
+        "it",
+        kernel_, bytes_ / (1 << 20));
     return m;
 }
 
