@@ -23,7 +23,7 @@ SamplerConfig sampler_for(RunMode mode) {
             break;
         case RunMode::standard:
             c.samples = 7;
-            c.target_seconds = 0.025;
+            c.target_seconds = 0.02;
             c.budget_seconds = 6;
             break;
         case RunMode::full:
