@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <cmath>
 
 #include "cl/device_session.hpp"
 #include "cl/kernel_args.hpp"
@@ -39,15 +37,11 @@ int vector_width_of(const std::string& kernel) {
 PairedMemoryRoof::PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler, std::uint64_t working_set_bytes,
                                    const std::vector<ProbeResult>& earlier)
     : kernel_(best_read_kernel(earlier)) {
-    const DeviceInfo& info = s.info();
     cl::CommandQueue& q = s.queue();
-    // kernel.bandwidth's launch shape: 32 groups per compute unit of up to 256 items.
-    const std::size_t local =
-        std::bit_floor(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
-    const std::size_t items = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32) * local;
+    const StreamLaunch launch = stream_launch(s.info());
+    const std::size_t local = launch.local, items = launch.items;
     const int width = vector_width_of(kernel_);
-    // Every item reads a multiple of 4 vectors of up to 16 floats.
-    const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
+    const std::uint64_t granule = launch.granule();
     const std::uint64_t bytes = std::max(granule, working_set_bytes / granule * granule);
     const std::uint64_t floats = bytes / sizeof(float);
     bytes_ = static_cast<double>(bytes);
@@ -61,15 +55,8 @@ PairedMemoryRoof::PairedMemoryRoof(DeviceSession& s, InterleavedSampler& sampler
     set_args(k, in, sums, static_cast<cl_uint>(floats / static_cast<std::uint64_t>(width) / items));
     index_ = sampler.add(launch_batch(s, k, items, local, "paired memory roof " + kernel_, {in, sums}), bytes_);
 
-    std::vector<float> partial(items * static_cast<std::size_t>(width));
-    q.enqueueReadBuffer(sums, CL_TRUE, 0, partial.size() * sizeof(float), partial.data());
-    double total = 0;
-    for (float p : partial)
-        total += p;
-    const double expected = static_cast<double>(floats / 8) * 28.0;
-    if (std::fabs(total - expected) > 0.5 + 1e-7 * expected)
-        throw VerificationError(
-            fmt::format("paired memory roof {}: sum of the input is {} (expected {})", kernel_, total, expected));
+    check_read_sum(q, sums, items * static_cast<std::size_t>(width), static_cast<double>(floats / 8) * 28.0,
+                   "paired memory roof " + kernel_);
 }
 
 bool PairedMemoryRoof::fits(const DeviceInfo& info, std::uint64_t working_set_bytes) {
@@ -94,11 +81,7 @@ Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, con
 std::optional<PlacedRoof> raised_roof(const std::optional<PlacedRoof>& placed, const Measurement& paired) {
     const double rate = paired.summary.max;
     if (placed && placed->gb_per_s >= rate) return placed;
-    std::string where = paired.metric;
-    for (const auto& [key, value] : paired.labels)
-        where += (where.size() == paired.metric.size() ? "{" : ",") + key + "=" + value;
-    if (!paired.labels.empty()) where += "}";
-    return PlacedRoof{"memory", rate, where};
+    return PlacedRoof{"memory", rate, labelled_metric(paired.metric, paired.labels)};
 }
 
 }  // namespace clprobe

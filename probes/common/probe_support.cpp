@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 #include "cl/cl_error.hpp"
 #include "cl/command_timing.hpp"
@@ -83,6 +85,24 @@ BatchFunction launch_batch(DeviceSession& s, cl::Kernel kernel, std::size_t glob
             },
             name);
     };
+}
+
+StreamLaunch stream_launch(const DeviceInfo& device) {
+    StreamLaunch l;
+    l.local = std::bit_floor(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, device.max_work_group_size)));
+    l.items = std::max<std::size_t>(8, std::size_t{device.compute_units} * 32) * l.local;
+    return l;
+}
+
+void check_read_sum(cl::CommandQueue& q, const cl::Buffer& sums, std::size_t count, double expected,
+                    const std::string& what) {
+    std::vector<float> partial(count);
+    q.enqueueReadBuffer(sums, CL_TRUE, 0, count * sizeof(float), partial.data());
+    double total = 0;
+    for (float p : partial)
+        total += p;
+    if (std::fabs(total - expected) > 0.5 + 1e-7 * expected)
+        throw VerificationError(fmt::format("{}: sum of the input is {} (expected {})", what, total, expected));
 }
 
 }  // namespace clprobe

@@ -32,6 +32,22 @@ std::uint64_t fit_buffer_bytes(const DeviceInfo& device, std::uint64_t wanted, i
 // Buffer creation that names the failing call and the size asked for.
 cl::Buffer make_buffer(cl::Context& context, cl_mem_flags flags, std::size_t bytes);
 
+// The launch of peak/bandwidth.cl's streaming kernels (kernel.bandwidth and the paired memory
+// roof): groups of up to 256 items, 32 groups per compute unit (at least 8), which keeps every GPU
+// SM busy with several resident groups and gives CPU devices enough groups to balance across cores.
+struct StreamLaunch {
+    std::size_t local = 1, items = 1;
+    // Buffers a multiple of this give every item a multiple of 4 vectors at every width up to 16
+    // (the read kernels unroll by 4).
+    std::uint64_t granule() const { return std::uint64_t{items} * 16 * 4 * sizeof(float); }
+};
+StreamLaunch stream_launch(const DeviceInfo& device);
+
+// Reads `count` per-item partial sums of a streaming read kernel and checks their total against
+// the exact sum of the input; throws VerificationError naming `what` when they differ.
+void check_read_sum(cl::CommandQueue& q, const cl::Buffer& sums, std::size_t count, double expected,
+                    const std::string& what);
+
 // A sampler batch of `n` launches of `kernel` over `global` items in groups of `local`, timed on
 // the session's queue. `keep` holds buffers the kernel's arguments name: a kernel object does not
 // keep them alive on every driver, so a batch that outlives its caller's buffers must.

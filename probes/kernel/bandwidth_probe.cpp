@@ -3,8 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <vector>
 
 #include "cl/cl_error.hpp"
@@ -84,14 +82,10 @@ class BandwidthProbe final : public Probe {
         const DeviceInfo& info = s.info();
         cl::CommandQueue& q = s.queue();
 
-        const std::size_t local =
-            std::bit_floor(std::min<std::uint64_t>(256, std::max<std::uint64_t>(1, info.max_work_group_size)));
-        // 32 work-groups per compute unit keeps every GPU SM busy with several resident groups and
-        // gives CPU devices enough groups to balance across cores.
-        const std::size_t groups = std::max<std::size_t>(8, std::size_t{info.compute_units} * 32);
-        const std::size_t items = groups * local;
-        const std::uint64_t bytes =
-            buffer_bytes_for(info, last_cache_bytes(device_caches(ctx.earlier, info).caches), ctx.options.mode, items);
+        const StreamLaunch launch = stream_launch(info);
+        const std::size_t local = launch.local, items = launch.items;
+        const std::uint64_t bytes = buffer_bytes_for(info, last_cache_bytes(device_caches(ctx.earlier, info).caches),
+                                                     ctx.options.mode, launch.granule());
         const std::uint64_t floats = bytes / sizeof(float);
 
         cl::Buffer a = input_buffer(s, bytes);
@@ -157,12 +151,11 @@ class BandwidthProbe final : public Probe {
   private:
     // Several times the last-level cache, so the caches cannot serve the working set (the cache
     // factor raises it on devices with large caches); kernel.memory_levels draws the curve up to
-    // here, so past 4x the last cache a larger buffer only costs time. Every width must give each
-    // work-item a multiple of 4 vectors (the read kernels unroll by 4).
+    // here, so past 4x the last cache a larger buffer only costs time. A multiple of the launch's
+    // granule, so every width gives each work-item a multiple of 4 vectors.
     // The last level comes from hwloc on a CPU device (a driver may report one CCD's L3 of many).
     static std::uint64_t buffer_bytes_for(const DeviceInfo& info, std::uint64_t last_cache, RunMode mode,
-                                          std::size_t items) {
-        const std::uint64_t granule = std::uint64_t{items} * 16 * 4 * sizeof(float);
+                                          std::uint64_t granule) {
         const std::uint64_t base = mode == RunMode::full ? (1ull << 30) : (128ull << 20);
         const std::uint64_t cache_factor = mode == RunMode::full ? 8 : 4;
         const std::uint64_t cache = std::max(last_cache, info.global_mem_cache_bytes);
@@ -197,14 +190,7 @@ class BandwidthProbe final : public Probe {
     static void verify(cl::CommandQueue& q, Access access, const std::string& name, cl::Buffer& b, cl::Buffer& sums,
                        std::uint64_t floats, std::size_t items, int w, float seed, double expected_total) {
         if (access == Access::read) {
-            std::vector<float> partial(items * static_cast<std::size_t>(w));
-            q.enqueueReadBuffer(sums, CL_TRUE, 0, partial.size() * sizeof(float), partial.data());
-            double total = 0;
-            for (float p : partial)
-                total += p;
-            if (std::fabs(total - expected_total) > 0.5 + 1e-7 * expected_total)
-                throw VerificationError(
-                    fmt::format("{}: sum of the input is {} (expected {})", name, total, expected_total));
+            check_read_sum(q, sums, items * static_cast<std::size_t>(w), expected_total, name);
         } else if (access == Access::write) {
             verify_windows(q, b, floats, name, [&](std::uint64_t f) {
                 return static_cast<float>((f / static_cast<std::uint64_t>(w)) & 7) + seed;
