@@ -34,6 +34,8 @@ packages=(
 # skips without it).
 test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng slurm-wlm)
 test_packages+=(libbenchmark-tools python3-scipy python3-numpy)
+# The second OpenCL driver's virtual environment (.ci/intel-runtime.sh).
+test_packages+=(python3-venv)
 [ "$mode" = test ] && packages+=("${test_packages[@]}")
 
 missing=()
@@ -54,12 +56,23 @@ fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
 tests=OFF
-[ "$mode" = test ] && tests=ON
+second_driver=()
+if [ "$mode" = test ]; then
+    tests=ON
+    # The second driver the suite also runs on (Intel's OpenCL CPU runtime, pinned, from the Python
+    # registry). Where it cannot be installed its tests are skipped with the reason, never silently.
+    if answer=$(.ci/intel-runtime.sh); then
+        second_driver=(-DCLPROBE_SECOND_DRIVER_VENDORS="$answer" -DCLPROBE_SECOND_DRIVER_SKIP=)
+    else
+        echo "clprobe setup: the second-driver tests will be skipped: $answer" >&2
+        second_driver=(-DCLPROBE_SECOND_DRIVER_VENDORS= -DCLPROBE_SECOND_DRIVER_SKIP="${answer:-intel-runtime.sh failed}")
+    fi
+fi
 # -g1 (line tables) rather than -g: stack traces keep file and line, and a clean build on 2 cores
 # takes about a fifth less time.
 # CLPROBE_WERROR=ON in the environment (CI sets it) turns warnings into errors.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-    -DCLPROBE_BUILD_TESTS=$tests -DCLPROBE_WERROR="${CLPROBE_WERROR:-OFF}" >&2
+    -DCLPROBE_BUILD_TESTS=$tests -DCLPROBE_WERROR="${CLPROBE_WERROR:-OFF}" "${second_driver[@]}" >&2
 cmake --build build -j"$jobs" >&2
 
 case "$mode" in

@@ -115,8 +115,10 @@ DeviceTensors upload(DeviceSession& s, const PrefillProblem& p) {
     t.k = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
     t.v = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
     t.o = make_buffer(s.context(), CL_MEM_READ_WRITE, bytes);
-    s.queue().enqueueWriteBuffer(t.q, CL_FALSE, 0, bytes, p.q.data());
-    s.queue().enqueueWriteBuffer(t.k, CL_FALSE, 0, bytes, p.k.data());
+    // Each write blocking: a blocking write promises only its own host pointer, not that earlier
+    // non-blocking writes on the queue have read theirs (the problem may be freed after return).
+    s.queue().enqueueWriteBuffer(t.q, CL_TRUE, 0, bytes, p.q.data());
+    s.queue().enqueueWriteBuffer(t.k, CL_TRUE, 0, bytes, p.k.data());
     s.queue().enqueueWriteBuffer(t.v, CL_TRUE, 0, bytes, p.v.data());
     return t;
 }
@@ -136,7 +138,10 @@ HeadSet make_head_set(DeviceSession& s, const PrefillProblem& p, const std::vect
     h.starts = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
     h.lens = make_buffer(s.context(), CL_MEM_READ_ONLY, bytes);
     if (!members.empty()) {
-        s.queue().enqueueWriteBuffer(h.starts, CL_FALSE, 0, bytes, starts.data());
+        // Both blocking: `starts` and `lens` are freed on return, and a later blocking write does
+        // not make a driver copy an earlier non-blocking one first (Intel's CPU runtime copied
+        // `starts` from freed memory when the first write was non-blocking).
+        s.queue().enqueueWriteBuffer(h.starts, CL_TRUE, 0, bytes, starts.data());
         s.queue().enqueueWriteBuffer(h.lens, CL_TRUE, 0, bytes, lens.data());
     }
     return h;

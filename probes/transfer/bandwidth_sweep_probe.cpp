@@ -41,16 +41,15 @@ const char* name_of(Direction d) {
 }
 
 // The metric ids (docs/report-schema.md): pageable memory on one side, driver-allocated (pinned)
-// memory on the other (the staging buffer, or the region a map hands out); zero-copy moves nothing
-// and gets its own metric, so it never inflates a copy's headline; the kernel copy has its own as
-// well, so the driver's copies and a kernel's stay comparable side by side (as nvbandwidth's CE
-// and SM copies).
+// memory on the other (the staging buffer, or the region a map hands out); the kernel copy has its
+// own, so the driver's copies and a kernel's stay comparable side by side (as nvbandwidth's CE and
+// SM copies). Zero-copy moves nothing where the device shares host memory: its size over its time
+// would be a rate of no copy (tens of TB/s), so it is recorded as what it is, the time a map +
+// unmap takes to make the data available (transfer.<dir>.zero_copy.time, microseconds).
 std::string metric_of(Direction d, Path p) {
     if (d == Direction::d2d) return "transfer.d2d.bandwidth";
-    const char* kind = p == Path::pageable      ? "pageable"
-                       : p == Path::zero_copy   ? "zero_copy"
-                       : p == Path::kernel_copy ? "kernel_copy"
-                                                : "pinned";
+    if (p == Path::zero_copy) return fmt::format("transfer.{}.zero_copy.time", name_of(d));
+    const char* kind = p == Path::pageable ? "pageable" : p == Path::kernel_copy ? "kernel_copy" : "pinned";
     return fmt::format("transfer.{}.{}.bandwidth", name_of(d), kind);
 }
 
@@ -184,8 +183,12 @@ class BandwidthSweepProbe final : public Probe {
             const Variant& v = variants[i];
             Labels labels{{"path", name_of(v.path)}, {"size", std::to_string(v.size)}};
             if (v.direction != Direction::d2d) labels["blocking"] = v.blocking ? "true" : "false";
-            Measurement m = make_measurement(metric_of(v.direction, v.path), "GB/s", std::move(labels),
-                                             to_rates(sets[i], static_cast<double>(v.size), 1e-9), sets[i].timer);
+            // Zero-copy: microseconds per hand-over (lower is better); every other path: GB/s.
+            Measurement m = v.path == Path::zero_copy
+                                ? make_measurement(metric_of(v.direction, v.path), "us", std::move(labels),
+                                                   to_times(sets[i], 1e6), sets[i].timer, false)
+                                : make_measurement(metric_of(v.direction, v.path), "GB/s", std::move(labels),
+                                                   to_rates(sets[i], static_cast<double>(v.size), 1e-9), sets[i].timer);
             m.iterations_per_sample = sets[i].iterations;
             if (v.path == Path::kernel_copy) m.note = fmt::format("kernel {}", name_of(choice.for_size(v.size)));
             out.measurements.push_back(std::move(m));
@@ -249,13 +252,16 @@ class BandwidthSweepProbe final : public Probe {
             {"map", "clEnqueueMapBuffer of the device buffer, memcpy from/to malloc'd memory, unmap (host clock)"},
             {"use_host_ptr",
              "zero-copy: the data lives in a CL_MEM_USE_HOST_PTR buffer; map + unmap hand it over "
-             "(host clock; nothing is copied where the device shares host memory)"},
+             "(host clock; nothing is copied where the device shares host memory, so it is recorded as the time "
+             "to make the data available, transfer.<dir>.zero_copy.time in microseconds, not as a rate)"},
             {"kernel_copy",
              "a copy kernel (kernels/transfer/copy.cl) between a CL_MEM_ALLOC_HOST_PTR buffer the host fills or "
              "reads through a map and a CL_MEM_READ_WRITE device buffer; map + unmap around each copy (see "
              "kernel_copy)"},
             {"copy_buffer", "clEnqueueCopyBuffer between two device buffers"}};
-        out.attributes["bytes_counted"] = "the transfer size once per transfer (device-to-device as well)";
+        out.attributes["bytes_counted"] =
+            "the transfer size once per transfer (device-to-device as well); zero-copy hand-overs count no bytes: "
+            "their metric is a time";
         out.attributes["non_blocking_sizes"] = fmt::format(
             "non-blocking variants of the pageable and pinned paths up to {}: above it a command's overhead is "
             "negligible and the device time equals the blocking one (the kernel copy enqueues without waiting at "
@@ -627,7 +633,7 @@ class BandwidthSweepProbe final : public Probe {
         const std::string size = std::to_string(largest);
         for (const char* metric :
              {"transfer.h2d.pageable.bandwidth", "transfer.h2d.pinned.bandwidth", "transfer.d2h.pageable.bandwidth",
-              "transfer.d2h.pinned.bandwidth", "transfer.h2d.zero_copy.bandwidth", "transfer.d2h.zero_copy.bandwidth",
+              "transfer.d2h.pinned.bandwidth", "transfer.h2d.zero_copy.time", "transfer.d2h.zero_copy.time",
               "transfer.h2d.kernel_copy.bandwidth", "transfer.d2h.kernel_copy.bandwidth", "transfer.d2d.bandwidth"}) {
             std::vector<const Measurement*> at_largest;
             for (const auto& m : out.measurements)

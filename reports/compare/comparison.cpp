@@ -68,7 +68,10 @@ MetricComparison compare_pair(const Measurement& a, const Measurement& b, const 
     // machine whose throughput switches state (drift_band), tight samples hide a move of the whole
     // machine: the band widens to what the runs' reference kernels measured.
     c.band = std::max({o.threshold, a.summary.cv + b.summary.cv, drift});
-    const double up = 1 + c.band, down = 1 - c.band;
+    // The band is symmetric in ratio, not in difference: B at 1 / (1 + band) of A is as far as B
+    // at 1 + band. (1 - band reached zero at a band of 100%, so on a machine that drifted that much
+    // no time could ever be called lower, however large the change: a 16x faster launch was "noise".)
+    const double up = 1 + c.band, down = 1 / (1 + c.band);
     const bool b_higher = c.ratio_low > up, b_lower = c.ratio_high < down;
     if (b_higher)
         c.verdict = c.higher_is_better ? Verdict::faster : Verdict::slower;
@@ -257,14 +260,16 @@ std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, c
     return out;
 }
 
-std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b) {
+std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b, bool same_driver) {
     DriftBand d;
     if (a.drift) d.spread_a = largest_spread(*a.drift);
     if (b.drift) d.spread_b = largest_spread(*b.drift);
     if (a.drift && b.drift) d.reference_shift = reference_shift(*a.drift, *b.drift);
     if (!d.spread_a && !d.spread_b) return std::nullopt;
-    for (const auto& [value, source] : {std::pair{d.spread_a, "spread_a"}, std::pair{d.spread_b, "spread_b"},
-                                        std::pair{d.reference_shift, "reference_shift"}})
+    d.shift_is_driver = !same_driver;
+    const std::optional<double> shift = same_driver ? d.reference_shift : std::nullopt;
+    for (const auto& [value, source] :
+         {std::pair{d.spread_a, "spread_a"}, std::pair{d.spread_b, "spread_b"}, std::pair{shift, "reference_shift"}})
         if (value && (d.source.empty() || *value > d.band)) {
             d.band = *value;
             d.source = source;
@@ -276,8 +281,29 @@ std::string describe(const DriftBand& d) {
     auto figure = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "not measured"; };
     return fmt::format(
         "the runs drifted by up to {:.1f}% (reference kernels: A varied {}, B varied {}, their medians "
-        "moved {}): changes inside it are not called",
-        100 * d.band, figure(d.spread_a), figure(d.spread_b), figure(d.reference_shift));
+        "moved {}{}): changes inside it are not called",
+        100 * d.band, figure(d.spread_a), figure(d.spread_b), figure(d.reference_shift),
+        d.shift_is_driver ? ", which is the drivers' difference and widens nothing" : "");
+}
+
+namespace {
+std::string driver_name(const DeviceInfo& d) {
+    return fmt::format("{} {} (driver {})", d.platform_name, d.platform_version, d.driver_version);
+}
+}  // namespace
+
+std::optional<DriverChange> driver_change(const RunReport& a, const RunReport& b) {
+    if (!a.device || !b.device) return std::nullopt;
+    const std::string na = driver_name(*a.device), nb = driver_name(*b.device);
+    if (na == nb) return std::nullopt;
+    return DriverChange{na, nb};
+}
+
+std::string describe(const DriverChange& change) {
+    return fmt::format(
+        "Different OpenCL drivers: A ran on {}, B on {}. Every difference below includes the driver's "
+        "(its kernel compiler, launch and transfer paths).",
+        change.a, change.b);
 }
 
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options) {
@@ -285,7 +311,8 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     c.a_label = report_label(a);
     c.b_label = report_label(b);
     c.threshold = options.threshold;
-    c.drift = drift_band(a, b);
+    c.driver = driver_change(a, b);
+    c.drift = drift_band(a, b, !c.driver);
     const double drift = c.drift ? c.drift->band : 0;
     const Keyed ka = index(a), kb = index(b);
     unsigned seed = 12345;

@@ -45,15 +45,28 @@ struct EnvironmentDifference {
 // metric measured in a slow phase of one run and a fast phase of the other can differ by this much
 // with nothing changed, so timed metrics' bands widen to it.
 struct DriftBand {
-    double band = 0;                           // the largest of the figures below
+    double band = 0;                           // the largest of the figures below that counts
     std::string source;                        // which: "spread_a", "spread_b" or "reference_shift"
     std::optional<double> spread_a, spread_b;  // each run's larger series spread (max / min - 1)
     std::optional<double> reference_shift;     // |median_b / median_a - 1|, the larger series
+    // Across two drivers the reference kernels ran through different compilers, so the shift of
+    // their medians is the drivers' difference, not the machine's: it is shown, never a band.
+    bool shift_is_driver = false;
 };
 
 // The band from the two reports' drift blocks; nullopt when neither has two or more checks (then
-// the comparison is exactly what it was before drift was measured).
-std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b);
+// the comparison is exactly what it was before drift was measured). `same_driver` false leaves
+// the reference shift out of the band (see DriftBand::shift_is_driver).
+std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b, bool same_driver = true);
+
+// The OpenCL implementation each report ran on, when the two differ: platform name and version,
+// and the device's driver version. Every difference of the comparison includes the driver's: the
+// kernel compiler, the launch path and the transfer path are its code.
+struct DriverChange {
+    std::string a, b;  // "Portable Computing Language OpenCL 3.0 PoCL 3.1 (driver 3.1)"
+};
+std::optional<DriverChange> driver_change(const RunReport& a, const RunReport& b);
+std::string describe(const DriverChange& change);
 // One line for compare's text and JSON: "the runs drifted by up to 25% (reference kernels: ...):
 // changes inside it are not called".
 std::string describe(const DriftBand& drift);
@@ -77,7 +90,8 @@ struct Comparison {
     // Trust notes (RunReport::trust_notes) whose id appears in one report only: a machine that
     // was busy in one run, a device that could not profile.
     std::vector<TrustNote> trust_notes_only_in_a, trust_notes_only_in_b;
-    std::optional<DriftBand> drift;  // absent when neither report measured its drift
+    std::optional<DriftBand> drift;      // absent when neither report measured its drift
+    std::optional<DriverChange> driver;  // present when the reports ran on different drivers
 
     int count(Verdict v) const;
     // Headline metrics that came out significantly worse in B: what --fail-on-regression counts.

@@ -62,12 +62,14 @@ json comparison_to_json(const Comparison& c) {
                 {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
                 {"headline_regressions", regressions}};
     // Only when a report measured its drift, so comparisons of older reports keep their shape.
+    if (c.driver) out["driver_change"] = {{"a", c.driver->a}, {"b", c.driver->b}, {"text", describe(*c.driver)}};
     if (c.drift)
         out["drift"] = {{"band", c.drift->band},
                         {"source", c.drift->source},
                         {"spread_a", c.drift->spread_a ? json(*c.drift->spread_a) : json(nullptr)},
                         {"spread_b", c.drift->spread_b ? json(*c.drift->spread_b) : json(nullptr)},
                         {"reference_shift", c.drift->reference_shift ? json(*c.drift->reference_shift) : json(nullptr)},
+                        {"reference_shift_is_driver", c.drift->shift_is_driver},
                         {"text", describe(*c.drift)}};
     return out;
 }

@@ -55,6 +55,8 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
     const bool verbose = options.verbose, color = options.color;
     std::string out;
     out += fmt::format("A: {}\nB: {}\n", c.a_label, c.b_label);
+    // First, because it changes how every line below reads.
+    if (c.driver) out += paint(color, "1", describe(*c.driver)) + "\n";
     out += fmt::format(
         "{} metrics paired: {} slower, {} faster, {} within noise (a verdict needs the 95% bootstrap interval of the "
         "ratio of medians beyond max({:.0f}%, cv A + cv B)); facts: {} changed, {} same; {} only in A, {} only in "

@@ -21,6 +21,25 @@ constexpr double sync_ratio = 3.0;
 constexpr double slow_build_ms = 500.0;
 constexpr double cache_speedup = 5.0;
 
+// "float4" or "scalar (float)": an element type in advice.
+std::string element_of(const std::string& width) {
+    return width == "1" ? "scalar (float)" : "float" + width;
+}
+
+// One kernel.bandwidth variant in words: "read, float16, two streams per item".
+std::string bandwidth_variant(const Measurement& m) {
+    std::string text = label_of(m, "access") + ", " + element_of(label_of(m, "vector"));
+    const auto streams = m.labels.find("streams");
+    if (streams != m.labels.end() && streams->second != "1") text += ", " + streams->second + " streams per item";
+    return text;
+}
+
+std::string gbs(const Measurement& m) {
+    return fmt::format("{:.3g} {}", m.summary.median, m.unit);
+}
+
+// The pattern that moved more data on this device, whichever it is: the advice names the
+// measured winner and both figures, never how one driver schedules work-items.
 RuleOutcome access_pattern(const RunReport& r, const RuleSpec& rule) {
     const auto* inter = best_median(find_measurements(r, "kernel.bandwidth", {{"pattern", "interleaved"}}));
     const auto* chunk = best_median(find_measurements(r, "kernel.bandwidth", {{"pattern", "chunked"}}));
@@ -31,67 +50,150 @@ RuleOutcome access_pattern(const RunReport& r, const RuleSpec& rule) {
     const auto gap = significant_gap(r, fast, slow, layout_ratio);
     if (!gap) return RuleOutcome::none();
 
-    Finding f = rule.comparison(Severity::medium,
-                                fmt::format("The {} access pattern moves {:.1f}x the data of the {} one",
-                                            label_of(fast, "pattern"), gap->ratio, label_of(slow, "pattern")),
-                                fast, "the best pattern on this device", slow,
-                                fmt::format("reaches {:.0f}% of the best", 100 / gap->ratio), *gap,
-                                "time saved by a memory-bound kernel written in the slower pattern");
-    f.suggestion = chunked_wins
-                       ? "Give each work-item a contiguous chunk to stream (for k in 0..n: x[gid*n + k]) instead of a "
-                         "grid-stride loop (x[gid + k*global_size]); CPU devices run work-items one after another on a "
-                         "core, so contiguous chunks become sequential streams the prefetcher follows."
-                       : "Make consecutive work-items touch consecutive addresses (x[gid + k*global_size]) instead of "
-                         "per-item chunks, so the device can coalesce each group's accesses into wide transactions.";
-    return RuleOutcome::found(std::move(f));
-}
-
-// Vector width effect inside the pattern and access of the best variant, so the comparison
-// changes one thing only.
-RuleOutcome bandwidth_vector_width(const RunReport& r, const RuleSpec& rule) {
-    const auto* best = best_median(find_measurements(r, "kernel.bandwidth"));
-    if (!best) return rule.missing();
-    Labels scalar_labels = best->labels;
-    scalar_labels["vector"] = "1";
-    const auto* scalar = find_measurement(r, "kernel.bandwidth", scalar_labels);
-    if (!scalar) return rule.missing();
-    if (scalar == best) return RuleOutcome::none();
-    const auto gap = significant_gap(r, *best, *scalar, layout_ratio);
-    if (!gap) return RuleOutcome::none();
-
-    const std::string width = label_of(*best, "vector");
     Finding f = rule.comparison(
         Severity::medium,
-        fmt::format("Scalar loads reach {:.0f}% of the bandwidth of {}-wide vectors", 100 / gap->ratio, width), *best,
-        "the best vector width", *scalar, "scalar (float) access", *gap,
-        "time saved by a memory-bound kernel using scalar loads");
-    f.suggestion = fmt::format(
-        "In memory-bound kernels load and store float{0} (vload{0}/vstore{0}, or float{0} pointers) instead of float; "
-        "pad arrays to a multiple of {0} elements.",
-        width);
+        fmt::format("The {} access pattern moves {:.1f}x the data of the {} one on this device ({} against {})",
+                    label_of(fast, "pattern"), gap->ratio, label_of(slow, "pattern"), gbs(fast), gbs(slow)),
+        fast, fmt::format("the best {} variant measured ({})", label_of(fast, "pattern"), bandwidth_variant(fast)),
+        slow, fmt::format("the best {} variant measured ({})", label_of(slow, "pattern"), bandwidth_variant(slow)),
+        *gap, "time saved by a memory-bound kernel written in the slower pattern");
+    const std::string measured =
+        fmt::format("Measured here: {} {} ({}) against {} {} ({}).", label_of(fast, "pattern"), gbs(fast),
+                    bandwidth_variant(fast), label_of(slow, "pattern"), gbs(slow), bandwidth_variant(slow));
+    f.suggestion =
+        chunked_wins
+            ? "Give each work-item a contiguous chunk to stream (for k in 0..n: x[gid*n + k]) instead of a "
+              "grid-stride loop (x[gid + k*global_size]) in memory-bound kernels for this device. " +
+                  measured + " Measure again on another device or driver: the faster pattern differs between them."
+            : "Make consecutive work-items touch consecutive addresses (x[gid + k*global_size]) instead of giving each "
+              "work-item a contiguous chunk in memory-bound kernels for this device. " +
+                  measured + " Measure again on another device or driver: the faster pattern differs between them.";
     return RuleOutcome::found(std::move(f));
 }
 
+// Vector width effect inside the access and pattern of the best one-stream variant, so the
+// comparison changes one thing only (the two-stream reads exist at some widths only). Either way
+// round: explicit vectors faster than scalar loads, or scalar loads faster than the best explicit
+// vector width.
+RuleOutcome bandwidth_vector_width(const RunReport& r, const RuleSpec& rule) {
+    std::vector<const Measurement*> one_stream;
+    for (const auto* m : find_measurements(r, "kernel.bandwidth")) {
+        const auto streams = m->labels.find("streams");
+        if (streams == m->labels.end() || streams->second == "1") one_stream.push_back(m);
+    }
+    const auto* best = best_median(one_stream);
+    if (!best) return rule.missing();
+    const Measurement* scalar = nullptr;
+    std::vector<const Measurement*> vector_twins;
+    for (const auto* m : one_stream) {
+        if (label_of(*m, "access") != label_of(*best, "access") ||
+            label_of(*m, "pattern") != label_of(*best, "pattern"))
+            continue;
+        if (label_of(*m, "vector") == "1")
+            scalar = m;
+        else
+            vector_twins.push_back(m);
+    }
+    if (!scalar) return rule.missing();
+    const bool scalar_wins = scalar == best;
+    const Measurement* other = scalar_wins ? best_median(vector_twins) : scalar;
+    if (!other) return RuleOutcome::none();  // nothing but scalar loads measured
+    const auto gap = significant_gap(r, *best, *other, layout_ratio);
+    if (!gap) return RuleOutcome::none();
+
+    const std::string pattern = label_of(*best, "pattern");
+    if (!scalar_wins) {
+        const std::string width = label_of(*best, "vector");
+        Finding f = rule.comparison(
+            Severity::medium,
+            fmt::format("Scalar loads reach {:.0f}% of the bandwidth of {}-wide vectors ({} against {}, {} pattern)",
+                        100 / gap->ratio, width, gbs(*scalar), gbs(*best), pattern),
+            *best, fmt::format("the best vector width ({})", bandwidth_variant(*best)), *scalar,
+            fmt::format("scalar (float) access, same pattern ({})", bandwidth_variant(*scalar)), *gap,
+            "time saved by a memory-bound kernel using scalar loads");
+        f.suggestion = fmt::format(
+            "In memory-bound kernels for this device load and store float{0} (vload{0}/vstore{0}, or float{0} "
+            "pointers) instead of float; pad arrays to a multiple of {0} elements. Measured here in the {1} pattern: "
+            "float{0} {2}, float {3}.",
+            width, pattern, gbs(*best), gbs(*scalar));
+        return RuleOutcome::found(std::move(f));
+    }
+    const std::string width = label_of(*other, "vector");
+    Finding f = rule.comparison(
+        Severity::medium,
+        fmt::format("Scalar loads move {:.1f}x the data of float{} vectors, the best width measured ({} against {}, "
+                    "{} pattern)",
+                    gap->ratio, width, gbs(*scalar), gbs(*other), pattern),
+        *scalar, fmt::format("scalar (float) access, the best variant ({})", bandwidth_variant(*scalar)), *other,
+        fmt::format("the best explicit vector width, same pattern ({})", bandwidth_variant(*other)), *gap,
+        "time saved by a memory-bound kernel using explicit vector loads");
+    f.suggestion = fmt::format(
+        "In memory-bound kernels for this device keep loads and stores scalar (float, one element per work-item per "
+        "step) rather than float{0}/vload{0}: the driver widens scalar code itself. Measured here in the {1} "
+        "pattern: float {2}, float{0} {3}.",
+        width, pattern, gbs(*scalar), gbs(*other));
+    return RuleOutcome::found(std::move(f));
+}
+
+// One kernel.compute variant in words: "float8, 8 chains".
+std::string compute_variant(const Measurement& m) {
+    const std::string element = element_of(label_of(m, "vector"));
+    return m.labels.count("chains") ? fmt::format("{}, {} chains", element, m.labels.at("chains")) : element;
+}
+
+// Either way round: the best vector shape against the best scalar one, or the best (scalar)
+// shape against the best vector one.
 RuleOutcome compute_vector_width(const RunReport& r, const RuleSpec& rule) {
     // The best scalar shape, not the first: with several chain counts per width, a scalar kernel
     // starved of independent chains would inflate the gap that the vector width alone explains.
     const auto* scalar = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}, {"vector", "1"}}));
-    const auto* best = best_median(find_measurements(r, "kernel.compute", {{"precision", "fp32"}}));
+    const auto fp32 = find_measurements(r, "kernel.compute", {{"precision", "fp32"}});
+    const auto* best = best_median(fp32);
     if (!scalar || !best) return rule.missing();
-    if (scalar == best) return RuleOutcome::none();
-    const auto gap = significant_gap(r, *best, *scalar, compute_vector_ratio);
+    const bool scalar_wins = scalar == best;
+    const Measurement* other = scalar;
+    if (scalar_wins) {
+        std::vector<const Measurement*> vectors;
+        for (const auto* m : fp32)
+            if (label_of(*m, "vector") != "1") vectors.push_back(m);
+        other = best_median(vectors);
+        if (!other) return RuleOutcome::none();
+    }
+    const auto gap = significant_gap(r, *best, *other, compute_vector_ratio);
     if (!gap) return RuleOutcome::none();
 
-    const std::string width = label_of(*best, "vector");
+    const auto gflops = [](const Measurement& m) { return fmt::format("{:.3g} {}", m.summary.median, m.unit); };
+    if (!scalar_wins) {
+        const std::string width = label_of(*best, "vector");
+        Finding f = rule.comparison(
+            Severity::high,
+            fmt::format("Scalar arithmetic reaches {:.0f}% of the fp32 peak; float{} reaches it ({} against {})",
+                        100 / gap->ratio, width, gflops(*scalar), gflops(*best)),
+            *best, fmt::format("the fp32 peak ({})", compute_variant(*best)), *scalar,
+            fmt::format("scalar float FMAs, the best chain count ({})", compute_variant(*scalar)), *gap,
+            "time saved by a compute-bound kernel written with scalar float arithmetic");
+        f.suggestion = fmt::format(
+            "Write compute-bound kernels for this device with float{0} arithmetic (each work-item handling {0} "
+            "elements): measured here, float{0} reached {1} and scalar float {2}, so the driver does not widen "
+            "scalar code to the full vector unit by itself. Check its vectoriser options, and measure again on "
+            "other devices.",
+            width, gflops(*best), gflops(*scalar));
+        return RuleOutcome::found(std::move(f));
+    }
+    const std::string width = label_of(*other, "vector");
     Finding f = rule.comparison(
         Severity::high,
-        fmt::format("Scalar arithmetic reaches {:.0f}% of the fp32 peak; float{} reaches it", 100 / gap->ratio, width),
-        *best, "the fp32 peak", *scalar, "scalar float FMAs", *gap,
-        "time saved by a compute-bound kernel written with scalar float arithmetic");
+        fmt::format("Explicit float{} arithmetic reaches {:.0f}% of the fp32 peak; scalar floats reach it ({} against "
+                    "{})",
+                    width, 100 / gap->ratio, gflops(*other), gflops(*best)),
+        *best, fmt::format("the fp32 peak, scalar ({})", compute_variant(*best)), *other,
+        fmt::format("the best explicit vector shape ({})", compute_variant(*other)), *gap,
+        "time saved by a compute-bound kernel written with explicit vector types");
     f.suggestion = fmt::format(
-        "This device does not vectorise across work-items by itself: write compute-bound kernels with float{0} "
-        "arithmetic (each work-item handling {0} elements), or check with the driver's vectoriser options.",
-        width);
+        "Write compute-bound kernels for this device with scalar float arithmetic and independent accumulators: "
+        "measured here, scalar floats reached {0} and float{1} {2}, so the driver vectorises across work-items "
+        "itself and explicit vectors get in its way. Measure again on other devices.",
+        gflops(*best), width, gflops(*other));
     return RuleOutcome::found(std::move(f));
 }
 
@@ -184,12 +286,14 @@ std::vector<Rule> kernel_rules() {
          access_pattern},
         {{"kernel.bandwidth.vector_width",
           layer,
-          {In::metric("kernel.bandwidth", "the best variant and its vector=1 twin")},
+          {In::metric("kernel.bandwidth",
+                      "the best one-stream variant, its vector=1 twin and, when scalar is best, its best "
+                      "vector twin")},
           {{"ratio", layout_ratio}}},
          bandwidth_vector_width},
         {{"kernel.compute.vector_width",
           layer,
-          {In::metric("kernel.compute", "precision=fp32, the best and the best vector=1")},
+          {In::metric("kernel.compute", "precision=fp32, the best, the best vector=1 and the best vector>1")},
           {{"ratio", compute_vector_ratio}}},
          compute_vector_width},
         {{"kernel.fp64.throughput",

@@ -35,6 +35,10 @@ constexpr double steal_percent = 5.0;
 constexpr double steal_high_percent = 20.0;
 // A CPU device using half the usable CPUs or fewer loses half the throughput or more.
 constexpr double underused_high_gain = 0.5;
+// A CPU device measured to run fewer work-groups at once than it could by more than a quarter
+// (4 of 5 usable cores and less) runs on fewer threads than it reports: the scaling of a
+// compute-bound kernel over cores stays well above that, even with a busy neighbour now and then.
+constexpr double parallel_ratio = 1.25;
 // Activity windows shorter than this hold few samples: confidence grows with the window.
 constexpr double confident_window_seconds = 2.0;
 
@@ -114,6 +118,65 @@ RuleOutcome cpu_contention(const RunReport& r, const RuleSpec& rule) {
     return RuleOutcome::found(std::move(f));
 }
 
+// ---------------------------------------------------------------- OpenCL CPU runtimes
+
+// Which OpenCL CPU runtime a device belongs to, from its platform: the settings that size its
+// thread pool differ.
+enum class CpuRuntime { pocl, intel, other };
+
+CpuRuntime cpu_runtime_of(const DeviceInfo& d) {
+    const auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
+    if (has(d.platform_name, "Portable Computing Language") || has(d.platform_name, "PoCL") ||
+        has(d.platform_vendor, "pocl"))
+        return CpuRuntime::pocl;
+    if (has(d.platform_name, "Intel") || has(d.platform_vendor, "Intel")) return CpuRuntime::intel;
+    return CpuRuntime::other;
+}
+
+const char* runtime_name(CpuRuntime rt) {
+    return rt == CpuRuntime::pocl ? "PoCL" : rt == CpuRuntime::intel ? "Intel's CPU runtime" : "another runtime";
+}
+
+// The settings system.limits records (opencl_cpu_environment), with the runtime that reads each
+// and what it does. `count`: its value is a number of threads or compute units, which the
+// suggestion can set to the usable CPUs; the others place threads and are only named.
+struct RuntimeVariable {
+    const char* name;
+    CpuRuntime runtime;
+    bool count;
+    const char* effect;
+};
+constexpr RuntimeVariable runtime_variables[] = {
+    {"POCL_MAX_PTHREAD_COUNT", CpuRuntime::pocl, true, "sets PoCL's worker threads and compute units"},
+    {"POCL_CPU_MAX_CU_COUNT", CpuRuntime::pocl, true, "caps the compute units of newer PoCL releases' cpu device"},
+    {"POCL_AFFINITY", CpuRuntime::pocl, false, "pins PoCL's worker threads to CPUs"},
+    {"CL_CONFIG_CPU_TBB_NUM_WORKERS", CpuRuntime::intel, true,
+     "caps the TBB worker threads that run work-groups (the device still reports every CPU as a compute unit)"},
+    {"DPCPP_CPU_NUM_CUS", CpuRuntime::intel, true, "sets the compute units of the oneAPI CPU runtime"},
+    {"SYCL_CPU_NUM_CUS", CpuRuntime::intel, true, "sets the compute units of the oneAPI CPU runtime"},
+    {"DPCPP_CPU_PLACES", CpuRuntime::intel, false, "places the oneAPI CPU runtime's threads"},
+    {"SYCL_CPU_PLACES", CpuRuntime::intel, false, "places the oneAPI CPU runtime's threads"},
+    {"DPCPP_CPU_CU_AFFINITY", CpuRuntime::intel, false, "pins the oneAPI CPU runtime's threads"},
+    {"SYCL_CPU_CU_AFFINITY", CpuRuntime::intel, false, "pins the oneAPI CPU runtime's threads"},
+    {"OMP_NUM_THREADS", CpuRuntime::other, true, "caps OpenMP thread pools, which some runtimes use"},
+};
+
+// The variable a runtime's thread count is set with, for a suggestion when none is set.
+const char* thread_variable(CpuRuntime rt) {
+    return rt == CpuRuntime::pocl ? "POCL_MAX_PTHREAD_COUNT" : "CL_CONFIG_CPU_TBB_NUM_WORKERS";
+}
+
+// "PoCL: export POCL_MAX_PTHREAD_COUNT=4", for the device's runtime (both known ones otherwise).
+std::string thread_setting(const DeviceInfo& d, double threads) {
+    const CpuRuntime rt = cpu_runtime_of(d);
+    if (rt == CpuRuntime::other)
+        return fmt::format(
+            "PoCL: export POCL_MAX_PTHREAD_COUNT={0:g}; Intel's CPU runtime: export "
+            "CL_CONFIG_CPU_TBB_NUM_WORKERS={0:g}",
+            threads);
+    return fmt::format("{}: export {}={:g}", runtime_name(rt), thread_variable(rt), threads);
+}
+
 // ---------------------------------------------------------------- system.affinity_restricted
 
 std::string quota_knob(const std::optional<CpuQuotaFacts>& quota, double allowed) {
@@ -177,8 +240,9 @@ RuleOutcome affinity_restricted(const RunReport& r, const RuleSpec& rule) {
     if (cpu_device && r.device->compute_units > std::max(1.0, std::floor(usable + 1e-9)))
         steps.push_back(fmt::format(
             "Until then, size the OpenCL CPU device to the CPUs it gets: it runs {} compute units on {}, so its "
-            "threads time-share (PoCL: export POCL_MAX_PTHREAD_COUNT={:.0f}).",
-            r.device->compute_units, cpus_word(usable), std::max(1.0, std::floor(usable + 1e-9))));
+            "threads time-share ({}).",
+            r.device->compute_units, cpus_word(usable),
+            thread_setting(*r.device, std::max(1.0, std::floor(usable + 1e-9)))));
     for (const auto& s : steps)
         f.suggestion += (f.suggestion.empty() ? "" : " ") + s;
     if (cpu_device) {
@@ -193,6 +257,62 @@ RuleOutcome affinity_restricted(const RunReport& r, const RuleSpec& rule) {
 
 // ---------------------------------------------------------------- system.cpu_device_underused
 
+// What to change: the settings that are set (the device's runtime's own first), else the one its
+// runtime reads.
+std::string underused_suggestion(const DeviceInfo& d, const LimitsFacts& limits, double usable) {
+    const CpuRuntime rt = cpu_runtime_of(d);
+    std::vector<std::string> own, foreign;
+    for (const auto& v : runtime_variables) {
+        const auto it = limits.opencl_cpu_environment.find(v.name);
+        if (it == limits.opencl_cpu_environment.end()) continue;
+        const bool applies = v.runtime == rt || v.runtime == CpuRuntime::other;
+        std::string text = v.count
+                               ? fmt::format(
+                                     "{0}={1} is set: it {2}; unset {0}, or export {0}={3:g} to match the CPUs this "
+                                     "process may use",
+                                     v.name, it->second, v.effect, usable)
+                               : fmt::format("{}={} is set: it {}; check that it covers all {:g} usable CPUs", v.name,
+                                             it->second, v.effect, usable);
+        if (applies)
+            own.push_back(std::move(text));
+        else
+            foreign.push_back(fmt::format("{}={} is set but is read by {}, not by this device's driver", v.name,
+                                          it->second, runtime_name(v.runtime)));
+    }
+    std::string out;
+    const std::string platform = d.platform_name.empty() ? std::string("?") : d.platform_name;
+    if (!own.empty()) {
+        out = fmt::format("The device's driver is {} (platform {}). ", runtime_name(rt), platform);
+        for (std::size_t i = 0; i < own.size(); ++i)
+            out += (i ? "; " : "") + own[i];
+        out += ".";
+    } else if (rt == CpuRuntime::pocl) {
+        out = fmt::format(
+            "The device's driver is PoCL (platform {}): export POCL_MAX_PTHREAD_COUNT={:g} before starting the "
+            "workload (PoCL runs one thread per compute unit), and check that nothing else caps its thread count.",
+            platform, usable);
+    } else if (rt == CpuRuntime::intel) {
+        out = fmt::format(
+            "The device's driver is Intel's CPU runtime (platform {}): export CL_CONFIG_CPU_TBB_NUM_WORKERS={:g}, "
+            "and check CL_CONFIG_CPU_TBB_NUM_WORKERS in the cl.cfg next to libintelocl.so (the file sets it when the "
+            "environment does not).",
+            platform, usable);
+    } else {
+        out = fmt::format(
+            "Configure the OpenCL CPU runtime (platform {}) for {:g} threads: check its configuration for a "
+            "thread or core limit ({}).",
+            platform, usable, thread_setting(d, usable));
+    }
+    for (const auto& f : foreign)
+        out += " " + f + ".";
+    return out;
+}
+
+// The most work-groups the device ran at once in any sample: interference only lowers a sample.
+double most_parallel(const Measurement& m) {
+    return m.samples.empty() ? m.summary.median : *std::max_element(m.samples.begin(), m.samples.end());
+}
+
 RuleOutcome cpu_device_underused(const RunReport& r, const RuleSpec& rule) {
     if (!r.device) return rule.missing();
     if (r.device->type != "cpu") return RuleOutcome::none();
@@ -204,46 +324,51 @@ RuleOutcome cpu_device_underused(const RunReport& r, const RuleSpec& rule) {
     // A quota of 1.5 CPUs keeps a second thread busy only part of the time: whole CPUs count.
     usable = std::max(1.0, std::floor(usable + 1e-9));
     const double cus = r.device->compute_units;
-    if (cus >= usable) return RuleOutcome::none();
+    // What a compute-bound kernel can use: the compute units, the usable CPUs and, on SMT machines,
+    // the distinct cores among them (siblings share one core's FMA units).
+    const auto* cores = find_measurement(r, "system.cpus.allowed_cores");
+    const double reachable = std::min({cus, usable, cores && median(cores) >= 1 ? median(cores) : usable});
+    const auto* parallel = find_measurement(r, "system.opencl_cpu.parallelism");
+    const double ran = parallel ? most_parallel(*parallel) : 0;
+    const bool by_units = cus < usable;
+    const bool by_threads = parallel && ran > 0 && ran * parallel_ratio < reachable;
+    if (!by_units && !by_threads) return RuleOutcome::none();
 
-    const double gain = 1.0 - cus / usable;
-    Finding f =
-        rule.finding(gain >= underused_high_gain ? Severity::high : Severity::medium,
-                     fmt::format("The OpenCL CPU device uses {:g} compute unit{} of the {} this process may use", cus,
-                                 cus == 1 ? "" : "s", cpus_word(usable)));
-    f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
-    f.evidence.push_back(evidence_of(*allowed));
     const auto limits = limits_facts_of(r).value_or(LimitsFacts{});
-    const auto setting = [&](const char* name) {
-        const auto it = limits.opencl_cpu_environment.find(name);
-        return it == limits.opencl_cpu_environment.end() ? std::string() : it->second;
-    };
-    const std::string pocl = setting("POCL_MAX_PTHREAD_COUNT");
-    const std::string dpcpp = setting("DPCPP_CPU_NUM_CUS");
-    const bool is_pocl = r.device->platform_name.find("Portable Computing Language") != std::string::npos ||
-                         r.device->platform_name.find("PoCL") != std::string::npos;
-    if (!pocl.empty())
-        f.suggestion = fmt::format(
-            "POCL_MAX_PTHREAD_COUNT={0} limits PoCL's threads: unset POCL_MAX_PTHREAD_COUNT, or export "
-            "POCL_MAX_PTHREAD_COUNT={1:g} to match the CPUs this process may use.",
-            pocl, usable);
-    else if (!dpcpp.empty())
-        f.suggestion = fmt::format(
-            "DPCPP_CPU_NUM_CUS={0} limits the CPU runtime's threads: unset it, or export DPCPP_CPU_NUM_CUS={1:g}.",
-            dpcpp, usable);
-    else if (is_pocl)
-        f.suggestion = fmt::format(
-            "Export POCL_MAX_PTHREAD_COUNT={0:g} before starting the workload (PoCL runs one thread per compute "
-            "unit), and check that nothing else caps its thread count.",
-            usable);
-    else
-        f.suggestion = fmt::format(
-            "Configure the OpenCL CPU runtime for {0:g} threads (Intel's CPU runtime: export DPCPP_CPU_NUM_CUS={0:g}); "
-            "check its configuration for a thread or core limit.",
-            usable);
-    f.estimated_gain = gain;
-    f.gain_basis = "time saved by compute-bound OpenCL work on the CPU device when it uses every usable CPU";
-    f.confidence = 1.0;
+    Finding f;
+    if (by_threads) {
+        // What it ran against what it could: the usable CPUs, or their cores on SMT machines.
+        const double could = std::min(usable, cores && median(cores) >= 1 ? median(cores) : usable);
+        const double gain = std::clamp(1.0 - ran / could, 0.0, 1.0);
+        f = rule.finding(gain >= underused_high_gain ? Severity::high : Severity::medium,
+                         fmt::format("The OpenCL CPU device ran {:.1f} work-groups at once on the {} this process may "
+                                     "use, though it reports {:g} compute unit{}",
+                                     ran, cpus_word(usable), cus, cus == 1 ? "" : "s"));
+        f.evidence.push_back(evidence_of(*parallel, fmt::format("about {:g}: one work-group per usable {}", could,
+                                                                could < usable ? "core" : "CPU")));
+        f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
+        f.evidence.push_back(evidence_of(*allowed));
+        if (cores) f.evidence.push_back(evidence_of(*cores, "a compute-bound kernel scales with cores"));
+        f.estimated_gain = gain;
+        f.gain_basis =
+            "time saved by compute-bound OpenCL work on the CPU device when it runs a work-group per usable CPU "
+            "(measured: the same work in one work-group and in many)";
+        // As sure as the measured shortfall is clear of the samples' spread.
+        const double shortfall = could / ran - 1.0, noise = std::max(0.01, sample_noise(*parallel));
+        f.confidence = std::clamp(shortfall <= 2 * noise ? 0.5 : 1.0 - 2 * noise / shortfall, 0.5, 1.0);
+    } else {
+        const double gain = 1.0 - cus / usable;
+        f = rule.finding(gain >= underused_high_gain ? Severity::high : Severity::medium,
+                         fmt::format("The OpenCL CPU device uses {:g} compute unit{} of the {} this process may use",
+                                     cus, cus == 1 ? "" : "s", cpus_word(usable)));
+        f.evidence.push_back({"device.compute_units", {}, cus, "CUs", "one per usable CPU"});
+        f.evidence.push_back(evidence_of(*allowed));
+        if (parallel) f.evidence.push_back(evidence_of(*parallel, "work-groups the device ran at once"));
+        f.estimated_gain = gain;
+        f.gain_basis = "time saved by compute-bound OpenCL work on the CPU device when it uses every usable CPU";
+        f.confidence = 1.0;
+    }
+    f.suggestion = underused_suggestion(*r.device, limits, usable);
     return RuleOutcome::found(std::move(f));
 }
 
@@ -411,8 +536,13 @@ std::vector<Rule> system_rules() {
          affinity_restricted},
         {{"system.cpu_device_underused",
           layer,
-          {In::device(), In::metric("system.cpus.allowed")},
-          {{"high severity from gain", underused_high_gain}}},
+          {In::device(),
+           In::metric("system.cpus.allowed"),
+           {In::Kind::facts,
+            {"system.limits"},
+            "system.opencl_cpu.parallelism and system.cpus.allowed_cores, when measured"}},
+          {{"high severity from gain", underused_high_gain},
+           {"reachable over measured work-groups at once", parallel_ratio}}},
          cpu_device_underused},
         {{"system.cpu_governor",
           layer,

@@ -30,18 +30,20 @@ constexpr double capacity_fraction = 0.9;
 // A cold build worth avoiding: a twentieth of the program's time.
 constexpr double build_share = 0.05;
 
-// The measured ceiling of the best way to move data in `direction` other than pageable copies.
+// The measured ceiling of the faster way to copy data in `direction`: pinned staging. The
+// zero-copy path is no rate (it copies nothing; transfer.<dir>.zero_copy.time is the time to make
+// data available), so it names the advice, never the gain.
 struct BetterPath {
     const Measurement* ceiling = nullptr;
     std::string name;
+    bool zero_copy_measured = false;  // the device shares host memory and mapping was timed
 };
 
 BetterPath better_path(const RunReport& r, const std::string& direction) {
     BetterPath best;
-    for (const char* path : {"pinned", "zero_copy"}) {
-        const Measurement* m = headline(r, fmt::format("transfer.{}.{}.bandwidth", direction, path));
-        if (m && (!best.ceiling || m->summary.median > best.ceiling->summary.median)) best = {m, path};
-    }
+    if (const Measurement* m = headline(r, fmt::format("transfer.{}.pinned.bandwidth", direction)))
+        best = {m, "pinned"};
+    best.zero_copy_measured = find_measurement(r, fmt::format("transfer.{}.zero_copy.time", direction)) != nullptr;
     return best;
 }
 
@@ -78,12 +80,13 @@ RuleOutcome pageable(const RunReport& r, const TraceFacts& f, const RuleSpec& ru
                                     {{"direction", worst->direction}, {"path", "pageable"}}));
     finding.evidence.push_back(evidence_of(*path.ceiling, "the faster path, measured on this device"));
     finding.suggestion =
-        path.name == "zero_copy"
-            ? "The device shares host memory: do not copy. Create the buffers with CL_MEM_ALLOC_HOST_PTR, write "
-              "inputs through clEnqueueMapBuffer (CL_MAP_WRITE_INVALIDATE_REGION) and unmap before the kernel; map "
-              "with CL_MAP_READ to read results."
-            : "Copy from pinned memory: allocate a staging buffer with CL_MEM_ALLOC_HOST_PTR, map it once, fill it and "
-              "pass that pointer to clEnqueueWriteBuffer (read into it with clEnqueueReadBuffer).";
+        "Copy from pinned memory: allocate a staging buffer with CL_MEM_ALLOC_HOST_PTR, map it once, fill it and "
+        "pass that pointer to clEnqueueWriteBuffer (read into it with clEnqueueReadBuffer).";
+    if (path.zero_copy_measured)
+        finding.suggestion +=
+            " This device also shares host memory (its zero-copy mapping was timed): creating the buffers with "
+            "CL_MEM_ALLOC_HOST_PTR and writing inputs through clEnqueueMapBuffer (CL_MAP_WRITE_INVALIDATE_REGION) "
+            "avoids the copy altogether.";
     return RuleOutcome::found(std::move(finding));
 }
 
@@ -290,8 +293,7 @@ std::vector<Rule> trace_data_rules() {
     return {
         {{"trace.transfer.pageable",
           layer,
-          {facts, In::any_metric({"transfer.h2d.pinned.bandwidth", "transfer.h2d.zero_copy.bandwidth",
-                                  "transfer.d2h.pinned.bandwidth", "transfer.d2h.zero_copy.bandwidth"},
+          {facts, In::any_metric({"transfer.h2d.pinned.bandwidth", "transfer.d2h.pinned.bandwidth"},
                                  "the direction of the program's pageable copies")},
           {{"faster path over achieved", better_path_ratio}, min_gain_threshold()}},
          over_facts_and_ceilings(pageable)},

@@ -226,23 +226,77 @@ RuleOutcome link_underused(const RunReport& r, const RuleSpec& rule) {
     return RuleOutcome::found(std::move(f));
 }
 
+// One transfer's time from a rate measured at `bytes`: a copy of `rate` whose samples are
+// microseconds per transfer (lower is better), so it compares with a measured time.
+Measurement transfer_time(const Measurement& rate, double bytes) {
+    std::vector<double> us;
+    for (double gbs : rate.samples)
+        if (gbs > 0) us.push_back(bytes / (gbs * 1e9) * 1e6);
+    Measurement m = make_measurement(rate.metric, "us", rate.labels, us, rate.timer, false);
+    m.note = fmt::format("{} per transfer: {} over each sample's rate", bytes_text(bytes), bytes_text(bytes));
+    return m;
+}
+
+std::string time_text(double us) {
+    return us >= 1e3 ? fmt::format("{:.3g} ms", us / 1e3) : fmt::format("{:.3g} us", us);
+}
+
+// Zero-copy against a copy of the same size, both as the time one transfer takes: the map + unmap
+// of a CL_MEM_USE_HOST_PTR buffer (transfer.h2d.zero_copy.time, measured as a time because nothing
+// is copied) and clEnqueueWriteBuffer from malloc'd memory (its measured rate at that size, as
+// time per transfer). The factor the finding carries is the measured step's: its time over its
+// time with the upload's saving taken off; without a step with an upload stage, the two transfer
+// times' ratio. Never a rate of a copy that copies nothing.
 RuleOutcome zero_copy_available(const RunReport& r, const RuleSpec& rule) {
     if (!r.device) return rule.missing();
     if (!shares_host_memory(*r.device)) return RuleOutcome::none();  // a discrete device must copy
-    const auto* zero = headline(r, "transfer.h2d.zero_copy.bandwidth");
-    const auto* pageable = headline(r, "transfer.h2d.pageable.bandwidth");
-    if (!zero || !pageable) return rule.missing();
-    const auto gap = significant_gap(r, *zero, *pageable, zero_copy_ratio);
+    // The largest size whose zero-copy time and pageable copy were both measured.
+    const Measurement *zero = nullptr, *copy = nullptr;
+    double bytes = 0;
+    for (const auto* z : find_measurements(r, "transfer.h2d.zero_copy.time")) {
+        const auto size = z->labels.find("size");
+        if (size == z->labels.end()) continue;
+        const double b = std::strtod(size->second.c_str(), nullptr);
+        if (b <= 0 || b <= bytes) continue;
+        const auto* c = best_median(
+            find_measurements(r, "transfer.h2d.pageable.bandwidth", {{"path", "pageable"}, {"size", size->second}}));
+        if (!c) continue;
+        zero = z, copy = c, bytes = b;
+    }
+    if (!zero) return rule.missing();
+    const Measurement copy_time = transfer_time(*copy, bytes);
+    const auto gap = significant_gap(r, *zero, copy_time, zero_copy_ratio);
     if (!gap) return RuleOutcome::none();
-    Finding f = rule.comparison(
+    Finding f = rule.finding(
         Severity::medium,
-        fmt::format("The device shares host memory: mapping a buffer hands data over {:.0f}x faster than copying it",
-                    gap->ratio),
-        *zero, "map + unmap of a CL_MEM_USE_HOST_PTR buffer (nothing copied)", *pageable,
-        "clEnqueueWriteBuffer from malloc'd memory", *gap,
-        "time saved on the upload stage by handing data over with map/unmap instead of a copy");
-    f.estimated_gain.reset();
+        fmt::format("The device shares host memory: mapping a buffer makes {} available in {}; copying it takes {}",
+                    bytes_text(bytes), time_text(zero->summary.median), time_text(copy_time.summary.median)));
+    f.evidence = {evidence_of(*zero,
+                              "map + unmap of a CL_MEM_USE_HOST_PTR buffer: the time to make the data "
+                              "available (nothing is copied)"),
+                  evidence_of(*copy, fmt::format("clEnqueueWriteBuffer from malloc'd memory: {} per {} transfer",
+                                                 time_text(copy_time.summary.median), bytes_text(bytes)))};
     f.target = stage_target("", Stage::upload, gap->gain());
+    f.confidence = gap->confidence;
+    f.uncertain = gap->uncertain;
+    // The factor of the measured step when one has an upload stage; else of one transfer's times.
+    const auto pipelines = pipelines_of(r);
+    const auto step = reference_pipeline(pipelines, "", stage_name(Stage::upload));
+    const double total = step ? step->total_seconds() : 0;
+    const double saved = step ? gap->gain() * step->stage_seconds(stage_name(Stage::upload)).value_or(0) : 0;
+    if (total > 0 && saved < total) {
+        f.factor = total / (total - saved);
+        f.gain_basis = fmt::format(
+            "upload time of the {} step saved by handing data over with map/unmap ({} instead of {} per {}); factor: "
+            "that step's time over its time without the saving",
+            step->id, time_text(zero->summary.median), time_text(copy_time.summary.median), bytes_text(bytes));
+    } else {
+        f.factor = gap->ratio;
+        f.gain_basis = fmt::format(
+            "upload time saved by handing data over with map/unmap instead of a copy; factor: the {} copy's time "
+            "over the map + unmap's, no step with an upload stage was measured",
+            bytes_text(bytes));
+    }
     f.suggestion =
         "Do not copy: create buffers with CL_MEM_ALLOC_HOST_PTR (or CL_MEM_USE_HOST_PTR over page-aligned memory), "
         "write the input through clEnqueueMapBuffer(CL_MAP_WRITE_INVALIDATE_REGION), unmap before the kernel, and map "
@@ -312,8 +366,9 @@ RuleOutcome kernel_copy_faster(const RunReport& r, const RuleSpec& rule) {
         "Copy large transfers with a kernel instead of clEnqueueWriteBuffer/ReadBuffer: keep the host side in a "
         "CL_MEM_ALLOC_HOST_PTR buffer, fill it through clEnqueueMapBuffer(CL_MAP_WRITE_INVALIDATE_REGION) and unmap, "
         "then launch a kernel that copies it into the CL_MEM_READ_WRITE device buffer (downloads: the reverse, then "
-        "map with CL_MAP_READ). On CPU devices give each work-item a contiguous chunk of uint16 vectors; on GPUs let "
-        "consecutive work-items copy consecutive uint4s (clprobe's kernels/transfer/copy.cl has both). Prefer it for "
+        "map with CL_MAP_READ). Use the copy pattern that measured fastest here (the kernel copy headline's note "
+        "names it: a contiguous chunk of uint16 vectors per work-item, or consecutive work-items on consecutive "
+        "uint4s; clprobe's kernels/transfer/copy.cl has both). Prefer it for "
         "transfers of a few MiB and more, where the driver copies with one thread or one engine; small ones pay a "
         "kernel launch. On a discrete GPU the kernel reads host memory over PCIe (zero-copy reads) and occupies "
         "compute units that kernels could use; where the data is read once, reading the host-visible buffer directly "
@@ -362,8 +417,9 @@ std::vector<Rule> transfer_rules() {
          link_underused},
         {{"transfer.zero_copy_available",
           layer,
-          {In::device(), In::metric("transfer.h2d.zero_copy.bandwidth", "the headline"), h2d_pageable},
-          {{"zero-copy over pageable", zero_copy_ratio}}},
+          {In::device(), In::metric("transfer.h2d.zero_copy.time", "at a size"),
+           In::metric(h2d_pageable.names[0], "path=pageable at the same size")},
+          {{"pageable copy time over zero-copy time", zero_copy_ratio}}},
          zero_copy_available},
         {{"transfer.kernel_copy_faster",
           layer,

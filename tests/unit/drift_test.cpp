@@ -171,3 +171,61 @@ TEST_CASE("drift: two steady runs in different phases widen the band by their re
     const auto same_phase = report_with_rate(180, drift_of(100, 40, {1.0, 1.01}));
     CHECK(peak(compare_reports(a, same_phase)).verdict == Verdict::faster);
 }
+
+TEST_CASE("drift: across two drivers the reference shift is the drivers' difference and widens nothing",
+          "[drift][compare]") {
+    // The same 1.9x shift as above, but B ran on another driver: its compiler built the reference,
+    // so the shift says nothing about the machine, and the 1.8x move of the metric is called.
+    auto a = report_with_rate(100, drift_of(100, 40, {1.0, 1.01}));
+    auto b = report_with_rate(180, drift_of(190, 76, {1.0, 1.01}));
+    a.device = DeviceInfo{};
+    a.device->platform_name = "Portable Computing Language";
+    a.device->platform_version = "OpenCL 3.0 PoCL 3.1";
+    a.device->driver_version = "3.1";
+    b.device = a.device;
+    b.device->platform_name = "Intel(R) OpenCL";
+    b.device->platform_version = "OpenCL 3.0 WINDOWS";
+    b.device->driver_version = "2026.22.10.0";
+    const Comparison c = compare_reports(a, b);
+    REQUIRE(c.driver);
+    CHECK(c.driver->a == "Portable Computing Language OpenCL 3.0 PoCL 3.1 (driver 3.1)");
+    CHECK(c.driver->b == "Intel(R) OpenCL OpenCL 3.0 WINDOWS (driver 2026.22.10.0)");
+    REQUIRE(c.drift);
+    CHECK(c.drift->shift_is_driver);
+    CHECK(c.drift->reference_shift == Approx(0.9));
+    CHECK(c.drift->band == Approx(0.01));
+    CHECK(peak(c).verdict == Verdict::faster);
+    // The driver is named first in the text, and in the JSON.
+    const std::string text = render_comparison_text(c, RenderOptions{});
+    const auto first_lines = text.substr(0, text.find("metrics paired"));
+    CHECK_THAT(first_lines,
+               Catch::Matchers::Contains("Different OpenCL drivers") && Catch::Matchers::Contains("Intel(R) OpenCL"));
+    CHECK(comparison_to_json(c)["driver_change"]["b"] == c.driver->b);
+    // One driver: no driver change, and the shift widens the band as before.
+    b.device = a.device;
+    const Comparison same = compare_reports(a, b);
+    CHECK_FALSE(same.driver);
+    CHECK_FALSE(same.drift->shift_is_driver);
+    CHECK(same.drift->band == Approx(0.9));
+}
+
+TEST_CASE("drift: a band above 100% still lets a large drop in time be called", "[drift][compare]") {
+    // Both runs drifted 150%; a launch 16x faster is far beyond it. With a band of 1 - 1.5 below
+    // 1 no time could ever be called lower; the band is symmetric in ratio: 1 / 2.5.
+    auto a = report_with_rate(100, drift_of(100, 40, {1.0, 2.5}));
+    auto b = report_with_rate(100, drift_of(100, 40, {1.0, 2.5}));
+    a.results[0].measurements.push_back(
+        make_measurement("kernel.launch.latency", "us", {}, around(32, 0.1), TimerKind::device_profiling, false));
+    b.results[0].measurements.push_back(
+        make_measurement("kernel.launch.latency", "us", {}, around(2, 0.1), TimerKind::device_profiling, false));
+    const Comparison c = compare_reports(a, b);
+    REQUIRE(c.drift);
+    CHECK(c.drift->band == Approx(1.5));
+    REQUIRE(c.metrics.size() == 2);
+    CHECK(c.metrics[1].metric == "kernel.launch.latency");
+    CHECK(c.metrics[1].verdict == Verdict::faster);
+    // 2x lower is inside a 150% band either way.
+    b.results[0].measurements[1] =
+        make_measurement("kernel.launch.latency", "us", {}, around(16, 0.1), TimerKind::device_profiling, false);
+    CHECK(compare_reports(a, b).metrics[1].verdict == Verdict::within_noise);
+}

@@ -331,7 +331,10 @@ TEST_CASE("rule cpu_device_underused: 7 of 8 is medium; a quota counts whole CPU
         single_finding(analyzed(r, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
     CHECK(f.severity == Severity::medium);
     CHECK(*f.estimated_gain == Approx(1.0 / 8));
-    CHECK_THAT(f.suggestion, Contains("DPCPP_CPU_NUM_CUS=8"));
+    // Nothing set: the thread count of the device's own driver.
+    CHECK_THAT(f.suggestion, Contains("Intel's CPU runtime"));
+    CHECK_THAT(f.suggestion, Contains("CL_CONFIG_CPU_TBB_NUM_WORKERS=8"));
+    CHECK_THAT(f.suggestion, !Contains("POCL"));
 
     RunReport quota = report_with_device("cpu", 2);
     add_cpus(quota, 8, 8);
@@ -349,6 +352,98 @@ TEST_CASE("rule cpu_device_underused: GPUs are out of scope; missing inputs", "[
     add_cpus(no_device, 2, 2);
     check_needs(analyzed(no_device, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused",
                 "the device context");
+}
+
+namespace {
+// The work-groups the device ran at once, one sample per pair of launches (system.limits).
+Measurement parallelism(std::vector<double> samples) {
+    return make_measurement("system.opencl_cpu.parallelism", "work-groups", {}, std::move(samples),
+                            TimerKind::device_profiling);
+}
+}  // namespace
+
+TEST_CASE("rule cpu_device_underused: Intel's runtime with one TBB worker reports 2 units but runs 1 group at once",
+          "[rules][system]") {
+    RunReport r = report_with_device("cpu", 2, "Intel(R) OpenCL");
+    add_cpus(r, 2, 2);
+    add(r, "system.limits", parallelism({0.97, 1.0, 0.99, 0.98, 1.0}));
+    result(r, "system.limits").attributes["opencl_cpu_environment"] = {{"CL_CONFIG_CPU_TBB_NUM_WORKERS", "1"}};
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
+    CHECK(f.severity == Severity::high);
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == Approx(1.0 - 1.0 / 2));  // the most it ran at once, against 2 CPUs
+    CHECK_THAT(f.title, Contains("1.0 work-groups at once"));
+    CHECK_THAT(f.title, Contains("2 compute units"));
+    CHECK_THAT(f.suggestion, Contains("Intel's CPU runtime"));
+    CHECK_THAT(f.suggestion, Contains("CL_CONFIG_CPU_TBB_NUM_WORKERS=1 is set"));
+    CHECK_THAT(f.suggestion, Contains("export CL_CONFIG_CPU_TBB_NUM_WORKERS=2"));
+    CHECK_THAT(f.suggestion, !Contains("POCL"));
+    REQUIRE_FALSE(f.evidence.empty());
+    CHECK(f.evidence[0].metric == "system.opencl_cpu.parallelism");
+}
+
+TEST_CASE("rule cpu_device_underused: measured parallelism near the usable CPUs is silent; just below 1.25x fires",
+          "[rules][system]") {
+    for (const double ran : {1.95, 1.61}) {
+        INFO("ran " << ran);
+        RunReport r = report_with_device("cpu", 2, "Intel(R) OpenCL");
+        add_cpus(r, 2, 2);
+        add(r, "system.limits", parallelism({ran, ran, ran}));
+        check_silent(analyzed(r, system_rules(), "system.cpu_device_underused"));
+    }
+    RunReport below = report_with_device("cpu", 2, "Intel(R) OpenCL");
+    add_cpus(below, 2, 2);
+    add(below, "system.limits", parallelism({1.59, 1.59, 1.59}));
+    const Finding& f =
+        single_finding(analyzed(below, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
+    CHECK(f.severity == Severity::medium);
+    // A burst of interference lowers some samples: the most it ran at once is what counts.
+    RunReport noisy = report_with_device("cpu", 2, "Intel(R) OpenCL");
+    add_cpus(noisy, 2, 2);
+    add(noisy, "system.limits", parallelism({1.1, 1.96, 1.2}));
+    check_silent(analyzed(noisy, system_rules(), "system.cpu_device_underused"));
+}
+
+TEST_CASE("rule cpu_device_underused: SMT siblings count as one core for the measured parallelism", "[rules][system]") {
+    // 8 logical CPUs on 4 cores: a compute-bound kernel running 4.2 groups at once uses every core.
+    RunReport r = report_with_device("cpu", 8);
+    add_cpus(r, 8, 8);
+    add(r, "system.limits", fact("system.cpus.allowed_cores", "cores", 4));
+    add(r, "system.limits", parallelism({4.2, 4.1, 4.2}));
+    check_silent(analyzed(r, system_rules(), "system.cpu_device_underused"));
+    // Without the core count the same numbers are half the usable CPUs.
+    RunReport no_cores = report_with_device("cpu", 8);
+    add_cpus(no_cores, 8, 8);
+    add(no_cores, "system.limits", parallelism({4.2, 4.1, 4.2}));
+    CHECK(
+        single_finding(analyzed(no_cores, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused")
+            .severity == Severity::medium);
+}
+
+TEST_CASE("rule cpu_device_underused: names the variable that is set and the driver that reads it", "[rules][system]") {
+    // PoCL device, with Intel's variable set as well: PoCL's is the one to change; Intel's is named
+    // as not read by this driver.
+    RunReport r = report_with_device("cpu", 1);
+    add_cpus(r, 4, 4);
+    result(r, "system.limits").attributes["opencl_cpu_environment"] = {{"POCL_MAX_PTHREAD_COUNT", "1"},
+                                                                       {"CL_CONFIG_CPU_TBB_NUM_WORKERS", "1"}};
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
+    CHECK_THAT(f.suggestion, Contains("The device's driver is PoCL (platform Portable Computing Language)"));
+    CHECK_THAT(f.suggestion, Contains("export POCL_MAX_PTHREAD_COUNT=4"));
+    CHECK_THAT(f.suggestion,
+               Contains("CL_CONFIG_CPU_TBB_NUM_WORKERS=1 is set but is read by Intel's CPU runtime, not by this "
+                        "device's driver"));
+    CHECK_THAT(f.suggestion, !Contains("export CL_CONFIG_CPU_TBB_NUM_WORKERS"));
+    // An unknown runtime with nothing set: both known settings, as examples.
+    RunReport other = report_with_device("cpu", 2, "Some Vendor OpenCL");
+    add_cpus(other, 4, 4);
+    const Finding& g =
+        single_finding(analyzed(other, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
+    CHECK_THAT(g.suggestion, Contains("platform Some Vendor OpenCL"));
+    CHECK_THAT(g.suggestion, Contains("POCL_MAX_PTHREAD_COUNT=4"));
+    CHECK_THAT(g.suggestion, Contains("CL_CONFIG_CPU_TBB_NUM_WORKERS=4"));
 }
 
 // ---------------------------------------------------------------- system.cpu_governor

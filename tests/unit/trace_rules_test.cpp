@@ -87,7 +87,7 @@ TEST_CASE("trace rules: pageable uploads against a faster measured path", "[trac
                                 "trace.transfer.pageable"));
     // No transfer ceilings (--no-ceilings): not evaluated, and said why.
     check_needs(run_rule(trace_report(b.trace, run), "trace.transfer.pageable"), "trace.transfer.pageable",
-                "transfer.h2d.pinned.bandwidth or transfer.h2d.zero_copy.bandwidth");
+                "transfer.h2d.pinned.bandwidth or transfer.d2h.pinned.bandwidth");
 }
 
 TEST_CASE("trace rules: many transfers below the half-peak size", "[trace][rules]") {

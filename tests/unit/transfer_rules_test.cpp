@@ -213,28 +213,71 @@ TEST_CASE("transfer.link_underused: above half the link, noisy, CPU device, or n
 
 // ---------------------------------------------------------------- transfer.zero_copy_available
 
-std::vector<Measurement> zero_copy(double zero, double pageable, double cv = 0) {
-    return {rate("transfer.h2d.zero_copy.bandwidth", "GB/s", {}, cv ? spread(zero, cv) : steady(zero)),
-            rate("transfer.h2d.pageable.bandwidth", "GB/s", {}, cv ? spread(pageable, cv) : steady(pageable))};
+// The bandwidth probe's zero-copy row (map + unmap time, us) and the pageable copy at the same
+// size (GB/s), 256 MiB by default; a smaller pageable row the rule must not pair with it.
+std::vector<Measurement> zero_copy(double zero_us, double pageable_gbs, double cv = 0,
+                                   const std::string& size = "268435456") {
+    const Labels zero_labels{{"path", "use_host_ptr"}, {"blocking", "true"}, {"size", size}};
+    const Labels copy_labels{{"path", "pageable"}, {"blocking", "true"}, {"size", size}};
+    return {make_measurement("transfer.h2d.zero_copy.time", "us", zero_labels,
+                             cv ? spread(zero_us, cv) : steady(zero_us), TimerKind::host_steady_clock, false),
+            rate("transfer.h2d.pageable.bandwidth", "GB/s", copy_labels,
+                 cv ? spread(pageable_gbs, cv) : steady(pageable_gbs)),
+            rate("transfer.h2d.pageable.bandwidth", "GB/s",
+                 {{"path", "pageable"}, {"blocking", "true"}, {"size", "4096"}}, steady(0.5))};
 }
 
-TEST_CASE("transfer.zero_copy_available: on a CPU device mapping beats copying", "[rules][transfer]") {
-    const RunReport r = analyzed(report_of(with(zero_copy(1000, 10), pipeline()), "cpu"), transfer_rules(),
+// 256 MiB at 10 GB/s: one copy takes 26.8 ms.
+constexpr double copy_us = 268435456.0 / 10e9 * 1e6;
+
+TEST_CASE("transfer.zero_copy_available: on a CPU device mapping beats copying; the factor is the step's",
+          "[rules][transfer]") {
+    // Map + unmap in 34.3 us against a 26.8 ms copy: 783x per transfer, which is no rate of anything.
+    const RunReport r = analyzed(report_of(with(zero_copy(34.3, 10), pipeline()), "cpu"), transfer_rules(),
                                  "transfer.zero_copy_available");
     const Finding& f = single(r, "transfer.zero_copy_available");
+    const double stage_gain = 1 - 34.3 / copy_us;
     REQUIRE(f.target);
     CHECK(f.target->stage == "upload");
-    CHECK(f.target->stage_gain == Approx(0.99));
-    CHECK(*f.estimated_gain == Approx(0.99 * 0.5));
+    CHECK(f.target->stage_gain == Approx(stage_gain));
+    CHECK(*f.estimated_gain == Approx(stage_gain * 0.5));
+    // The stand-in step (1 s, upload 0.5 s) would take 1 - 0.5 x stage_gain: its factor, not 783x.
+    REQUIRE(f.factor);
+    CHECK(*f.factor == Approx(1.0 / (1.0 - 0.5 * stage_gain)));
+    CHECK(*f.factor < 2.0);
+    CHECK_THAT(f.title, Catch::Contains("makes 256 MiB available in 34.3 us; copying it takes 26.8 ms"));
+    CHECK_THAT(f.title, !Catch::Contains("GB/s"));
+    CHECK_THAT(f.gain_basis, Catch::Contains("transfer.pipeline"));
     CHECK_THAT(f.suggestion, Catch::Contains("clEnqueueMapBuffer"));
+    REQUIRE(f.evidence.size() == 2);
+    CHECK(f.evidence[0].metric == "transfer.h2d.zero_copy.time");
+    CHECK(f.evidence[0].unit == "us");
+    CHECK(f.evidence[1].labels.at("size") == "268435456");  // the copy of the same size
+}
+
+TEST_CASE("transfer.zero_copy_available: without a step, the factor is the two measured transfer times'",
+          "[rules][transfer]") {
+    const RunReport r =
+        analyzed(report_of(zero_copy(34.3, 10), "cpu"), transfer_rules(), "transfer.zero_copy_available");
+    const Finding& f = single(r, "transfer.zero_copy_available");
+    REQUIRE(f.factor);
+    CHECK(*f.factor == Approx(copy_us / 34.3));
+    CHECK_THAT(f.gain_basis, Catch::Contains("copy's time over the map + unmap's"));
 }
 
 TEST_CASE("transfer.zero_copy_available: below 1.25x, noisy, or a discrete GPU: no finding", "[rules][transfer]") {
-    check_silent(analyzed(report_of(zero_copy(11, 10), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
-    check_silent(analyzed(report_of(zero_copy(20, 10, 0.4), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
-    check_silent(analyzed(report_of(zero_copy(1000, 10), "gpu"), transfer_rules(), "transfer.zero_copy_available"));
+    check_silent(
+        analyzed(report_of(zero_copy(copy_us / 1.2, 10), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
+    check_silent(
+        analyzed(report_of(zero_copy(copy_us / 2, 10, 0.4), "cpu"), transfer_rules(), "transfer.zero_copy_available"));
+    check_silent(analyzed(report_of(zero_copy(34.3, 10), "gpu"), transfer_rules(), "transfer.zero_copy_available"));
     check_needs(analyzed(report_of({}, "cpu"), transfer_rules(), "transfer.zero_copy_available"),
-                "transfer.zero_copy_available", "transfer.h2d.zero_copy.bandwidth");
+                "transfer.zero_copy_available", "transfer.h2d.zero_copy.time");
+    // A zero-copy time at a size no copy was measured at cannot be compared.
+    auto unpaired = zero_copy(34.3, 10);
+    unpaired.erase(unpaired.begin() + 1);
+    check_needs(analyzed(report_of(unpaired, "cpu"), transfer_rules(), "transfer.zero_copy_available"),
+                "transfer.zero_copy_available", "path=pageable at the same size");
 }
 
 // ---------------------------------------------------------------- transfer.kernel_copy_faster
