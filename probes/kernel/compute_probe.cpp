@@ -1,6 +1,8 @@
 // kernel.compute.<precision>: FMA throughput (kernel.peak.fp32 / fp64 / fp16), the roofline's
-// compute roof. The sampler's iteration count scales the kernel's loop, not the number of
-// launches, so launch overhead vanishes on fast GPUs as well as on CPUs.
+// compute roof. Half precision measures the step three ways (fma, mad, a * b + c): a driver without
+// native half arithmetic may emulate a correctly rounded fma(half) in software, far below what the
+// same cores do with mad; the peak is the fastest spelling. The sampler's iteration count scales the kernel's loop, not
+// the number of launches, so launch overhead vanishes on fast GPUs as well as on CPUs.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -35,13 +37,50 @@ std::span<const Shape> shapes_for(RunMode mode) {
     return core_shapes;
 }
 
-std::string kernel_name(Shape shape) {
-    return fmt::format("fma_v{}_c{}", shape.width, shape.chains);
+// How the step a = a*b + c is written in the kernel (kernels/peak/compute.cl).
+enum class Op { fma, mad, mul_add };
+
+const char* op_name(Op op) {
+    switch (op) {
+        case Op::mad:
+            return "mad";
+        case Op::mul_add:
+            return "mul_add";
+        default:
+            return "fma";
+    }
 }
 
-// b and c are exact in half, float and double, so host and device start from the same values;
-// the recurrence converges to c / (1 - b) = 1 and its rounding error stays below 1/(1-b) = 8 ulp.
-constexpr double coef_b = 0.875, coef_c = 0.125;
+struct Variant {
+    Op op;
+    Shape shape;
+};
+
+// Half precision also measures mad and a * b + c, at the two shapes the program defines them for.
+constexpr Shape half_op_shapes[] = {{1, 8}, {8, 8}};
+
+std::vector<Variant> variants_for(RunMode mode, Precision precision) {
+    std::vector<Variant> out;
+    for (const Shape shape : shapes_for(mode))
+        out.push_back({Op::fma, shape});
+    if (precision == Precision::fp16)
+        for (const Op op : {Op::mad, Op::mul_add})
+            for (const Shape shape : half_op_shapes)
+                out.push_back({op, shape});
+    return out;
+}
+
+std::string kernel_name(Variant v) {
+    return fmt::format("{}_v{}_c{}", op_name(v.op), v.shape.width, v.shape.chains);
+}
+
+// b and c are exact in half, float and double, so host and device start from the same values, and
+// a * b is exact for every value on the way (no fma, mad or multiply needs a correctly rounded
+// product: some drivers emulate that in software for half). No value is a denormal. The recurrence
+// converges to c / (1 - b) = 1 and its rounding error stays below 1/(1-b) = 2 ulp.
+constexpr double coef_b = 0.5, coef_c = 0.5;
+// fma this many times slower than the best of mad and a * b + c at the same shapes: a slow path.
+constexpr double fma_slow_ratio = 2.0;
 // Loop trips per sampler iteration: small, so calibration can pick a launch of the right length.
 constexpr cl_uint base_trips = 64;
 
@@ -49,7 +88,7 @@ struct PrecisionTraits {
     const char* name;  // fp32
     const char* options;
     std::size_t element_bytes;
-    double tolerance;  // relative, a few times the 8-ulp bound of the recurrence
+    double tolerance;  // relative, a few times the rounding bound of the recurrence
 };
 
 PrecisionTraits traits_of(Precision p) {
@@ -100,9 +139,15 @@ class ComputeProbe final : public Probe {
     explicit ComputeProbe(Precision p) : precision_(p), traits_(traits_of(p)) {}
     std::string id() const override { return std::string("kernel.compute.") + traits_.name; }
     std::string layer() const override { return "kernel"; }
-    std::string title() const override { return std::string("Arithmetic ceiling (") + traits_.name + " FMA)"; }
-    // 6 shapes (8 with --full), best-of-2 samples for the three that can set the ceiling.
-    double expected_seconds(RunMode mode) const override { return 2.5 * mode_time_factor(mode); }
+    std::string title() const override {
+        return std::string("Arithmetic ceiling (") + traits_.name +
+               (precision_ == Precision::fp16 ? " fma, mad, a*b+c)" : " FMA)");
+    }
+    // 6 shapes (8 with --full; fp16 adds 4 mad and a*b+c variants), best-of-2 samples for the three
+    // that can set the ceiling.
+    double expected_seconds(RunMode mode) const override {
+        return 2.5 * mode_time_factor(mode) * static_cast<double>(variants_for(mode, precision_).size()) / 6.0;
+    }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
@@ -124,28 +169,32 @@ class ComputeProbe final : public Probe {
         config.max_contenders = 3;
         InterleavedSampler sampler(config);
         std::vector<double> flops;
-        const std::span<const Shape> shapes = shapes_for(ctx.options.mode);
-        for (const Shape shape : shapes)
-            flops.push_back(add_variant(sampler, program, launch, shape));
+        const std::vector<Variant> variants = variants_for(ctx.options.mode, precision_);
+        for (const Variant v : variants)
+            flops.push_back(add_variant(sampler, program, launch, v));
         const std::vector<SampleSet> sets = sampler.run();
         for (std::size_t i = 0; i < sets.size(); ++i) {
-            const Labels labels{{"precision", traits_.name},
-                                {"vector", std::to_string(shapes[i].width)},
-                                {"chains", std::to_string(shapes[i].chains)}};
+            Labels labels{{"precision", traits_.name},
+                          {"vector", std::to_string(variants[i].shape.width)},
+                          {"chains", std::to_string(variants[i].shape.chains)}};
+            // Only half measures more than one spelling of the step.
+            if (precision_ == Precision::fp16) labels["op"] = op_name(variants[i].op);
             Measurement m =
                 make_measurement("kernel.compute", "GFLOP/s", labels, to_rates(sets[i], flops[i], 1e-9), sets[i].timer);
             m.iterations_per_sample = sets[i].iterations;
             out.measurements.push_back(std::move(m));
         }
-        // The variants are in shape order; the index outlives the push_back, which may move them.
+        // The variants are in order; the index outlives the push_back, which may move them.
         const Measurement* best = best_by_median(out.measurements, "kernel.compute");
-        out.attributes["peak_kernel"] = kernel_name(shapes[static_cast<std::size_t>(best - out.measurements.data())]);
+        out.attributes["peak_kernel"] = kernel_name(variants[static_cast<std::size_t>(best - out.measurements.data())]);
+        if (precision_ == Precision::fp16) note_fma_path(variants, out);
         Measurement headline = headline_from(*best, std::string("kernel.peak.") + traits_.name, sets.size());
         out.measurements.push_back(std::move(headline));
         out.attributes["work_items"] = launch.items;
         out.attributes["local_size"] = local;
         out.attributes["sampling"] = sampling_note(config);
-        out.attributes["flops_counted"] = "2 per FMA per vector lane";
+        out.attributes["flops_counted"] =
+            precision_ == Precision::fp16 ? "2 per fma, mad or a*b+c per vector lane" : "2 per FMA per vector lane";
     }
 
   private:
@@ -168,19 +217,45 @@ class ComputeProbe final : public Probe {
         }
     }
 
-    // Warms up and calibrates one shape, then checks its output; returns its flops per iteration.
+    // Half only: fma against the best of mad and a * b + c at the shapes both were measured at
+    // (out.measurements holds the variants, in order). attributes.fma_slowdown is the ratio of
+    // their best medians; at fma_slow_ratio or more, attributes.fma_note says fma(half) takes a
+    // slow path on this driver (a correctly rounded fma emulated in software).
+    static void note_fma_path(const std::vector<Variant>& variants, ProbeResult& out) {
+        double fma = 0, other = 0;
+        for (std::size_t i = 0; i < variants.size(); ++i) {
+            const bool shared = std::any_of(std::begin(half_op_shapes), std::end(half_op_shapes), [&](Shape s) {
+                return s.width == variants[i].shape.width && s.chains == variants[i].shape.chains;
+            });
+            if (!shared) continue;
+            double& slot = variants[i].op == Op::fma ? fma : other;
+            slot = std::max(slot, out.measurements[i].summary.median);
+        }
+        if (!(fma > 0) || !(other > 0)) return;
+        const double ratio = other / fma;
+        out.attributes["fma_slowdown"] = ratio;
+        if (ratio >= fma_slow_ratio)
+            out.attributes["fma_note"] = fmt::format(
+                "fma(half) ran {:.3g}x slower than mad or a*b+c at the same shapes: this driver takes a slow path for "
+                "it (a correctly rounded half fma emulated in software); kernel.peak.fp16 is the faster spelling, "
+                "and half-precision kernels on this device should use mad or a*b+c",
+                ratio);
+    }
+
+    // Warms up and calibrates one variant, then checks its output; returns its flops per iteration.
     double add_variant(InterleavedSampler& sampler, const cl::Program& program, const Launch& launch,
-                       Shape shape) const {
+                       Variant variant) const {
+        const Shape shape = variant.shape;
         DeviceSession& s = *launch.session;
         cl::CommandQueue& q = s.queue();
-        cl::Kernel k(program, kernel_name(shape).c_str());
+        cl::Kernel k(program, kernel_name(variant).c_str());
         k.setArg(0, launch.result);
         set_coefficients(k);
         const double flops_per_iteration =
             static_cast<double>(launch.items) * base_trips * shape.chains * shape.width * 2.0;
         const std::size_t index = sampler.add(
             [&q, &s, k, items = launch.items, local = launch.local,
-             label = fmt::format("{} {}", kernel_name(shape), traits_.name)](std::int64_t n) mutable {
+             label = fmt::format("{} {}", kernel_name(variant), traits_.name)](std::int64_t n) mutable {
                 k.setArg(3, static_cast<cl_uint>(base_trips * static_cast<std::uint64_t>(n)));
                 return time_commands(
                     q, s.profiling(), 1,
@@ -193,7 +268,7 @@ class ComputeProbe final : public Probe {
             },
             flops_per_iteration);
         // Checked now, while the buffer holds this variant's last calibration run.
-        verify(q, launch.result, launch.items, shape,
+        verify(q, launch.result, launch.items, variant,
                static_cast<std::uint64_t>(base_trips * sampler.iterations(index)));
         return flops_per_iteration;
     }
@@ -228,8 +303,9 @@ class ComputeProbe final : public Probe {
     }
 
     // Checks 64 work-items spread over the range, every lane, against the closed form.
-    void verify(cl::CommandQueue& q, const cl::Buffer& result, std::size_t items, Shape shape,
+    void verify(cl::CommandQueue& q, const cl::Buffer& result, std::size_t items, Variant variant,
                 std::uint64_t trips) const {
+        const Shape shape = variant.shape;
         const auto w = static_cast<std::size_t>(shape.width);
         std::vector<unsigned char> raw(items * w * traits_.element_bytes);
         q.enqueueReadBuffer(result, CL_TRUE, 0, raw.size(), raw.data());
@@ -242,7 +318,7 @@ class ComputeProbe final : public Probe {
                 const double got = element(raw, item * w + lane);
                 if (!(std::fabs(got - expected) <= traits_.tolerance * std::fabs(expected)))
                     throw VerificationError(fmt::format("{} ({}): item {} lane {} is {} (expected {})",
-                                                        kernel_name(shape), traits_.name, item, lane, got, expected));
+                                                        kernel_name(variant), traits_.name, item, lane, got, expected));
             }
         }
     }

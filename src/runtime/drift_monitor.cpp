@@ -28,14 +28,31 @@ constexpr int fma_chains = 8, fma_lanes = 8;
 // Float rounding over thousands of steps stays near 1e-4 relative; a skipped loop is off by far more.
 constexpr double fma_tolerance = 1e-3;
 
-// The sum over the chains that each lane holds after `iterations` steps: chain j starts at (j + 1) / 16.
-double expected_fma_sum(std::uint32_t iterations) {
-    const double bn = std::pow(static_cast<double>(fma_b), iterations);
+// The start of chain j in lane l of work-item `item` (kernels/drift/reference.cl): it depends on
+// the work-item, so a driver cannot compute one result for many items.
+double fma_start(std::size_t item, int chain, int lane) {
+    return static_cast<double>((item * 64 + static_cast<std::size_t>(chain * 8 + lane)) & 1023) / 1024.0;
+}
+
+// The sum over the chains that lane `lane` of work-item `item` holds after `iterations` steps,
+// given b^iterations: a_n = 1 - (1 - a_0) b^n.
+double expected_fma_sum(std::size_t item, int lane, double bn) {
     double sum = 0;
     for (int j = 0; j < fma_chains; ++j)
-        sum += 1 - (1 - (j + 1) / 16.0) * bn;
+        sum += 1 - (1 - fma_start(item, j, lane)) * bn;
     return sum;
 }
+
+// The memory reference's kernels, with the pattern each reports and the uint lanes of its vector
+// (per_item counts 64-byte vectors; the uint4 kernel reads four times as many of its own).
+struct ReadKernel {
+    const char* name;
+    const char* pattern;
+    std::uint32_t lanes;
+};
+constexpr ReadKernel read_kernels[] = {{"drift_read_chunked", "chunked", 4},
+                                       {"drift_read_chunked_wide", "chunked_wide", 16},
+                                       {"drift_read_interleaved", "interleaved", 16}};
 
 }  // namespace
 
@@ -48,6 +65,8 @@ struct DriftMonitor::State {
     std::uint32_t iterations = 64, per_item = 0;
     std::uint64_t read_bytes = 0;
     cl::Kernel fma, read;
+    std::string read_pattern;  // chunked, chunked_wide or interleaved: the fastest here
+    std::uint32_t read_lanes = 16;
     cl::Buffer fma_out, data, read_out;
 
     State(DeviceSession& s, DriftMonitorConfig c) : session(s), config(std::move(c)) {}
@@ -91,23 +110,57 @@ struct DriftMonitor::State {
         std::uint64_t wanted = std::max(config.min_buffer_bytes, 4 * info.global_mem_cache_bytes);
         if (info.max_alloc_bytes) wanted = std::min(wanted, info.max_alloc_bytes / 2);
         if (info.global_mem_bytes) wanted = std::min(wanted, info.global_mem_bytes / 8);
-        per_item = static_cast<std::uint32_t>(wanted / 16 / read_items / 4 * 4);
+        per_item = static_cast<std::uint32_t>(wanted / 64 / read_items / 4 * 4);  // uint16 vectors
         if (per_item == 0) throw std::runtime_error("the device has too little memory for the reference read");
-        read_bytes = std::uint64_t{read_items} * per_item * 16;
+        read_bytes = std::uint64_t{read_items} * per_item * 64;
 
         KernelLibrary& lib = session.kernels();
         fma = lib.kernel(source_file, "drift_fma");
-        read = lib.kernel(source_file, info.type == "cpu" ? "drift_read_chunked" : "drift_read_interleaved");
         cl::Kernel fill = lib.kernel(source_file, "drift_fill");
         cl::Context& ctx = session.context();
         fma_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, fma_items * fma_lanes * sizeof(float));
         data = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_bytes);
-        read_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_items * 4 * sizeof(std::uint32_t));
+        read_out = cl::Buffer(ctx, CL_MEM_READ_WRITE, read_items * 16 * sizeof(std::uint32_t));
         set_args(fill, data);
         session.queue().enqueueNDRangeKernel(fill, cl::NullRange, cl::NDRange(read_bytes / 4), cl::NullRange);
-        set_args(read, data, read_out, per_item);
+        choose_read(lib);
         calibrate();
         verify();
+    }
+
+    // Keeps the fastest of the read kernels on this device: which one streams depends on how the
+    // driver maps work-items to cores and SIMD lanes (PoCL's CPU device streams chunks; GPUs and
+    // Intel's CPU runtime, which runs work-items as SIMD lanes, stream interleaved reads or whole
+    // cache lines and turn 16-byte chunked loads into gathers, up to 10 times slower). Each
+    // kernel's first launch, one work-group, is a warm-up (Intel's runtime made a first full read
+    // 40 times slower than the next); then the faster of two timed reads of the whole buffer each.
+    void choose_read(KernelLibrary& lib) {
+        std::vector<cl::Kernel> kernels;
+        for (const ReadKernel& rk : read_kernels) {
+            kernels.push_back(lib.kernel(source_file, rk.name));
+            set_args(kernels.back(), data, read_out, static_cast<cl_uint>(per_item * (16 / rk.lanes)));
+        }
+        cl::CommandQueue& q = session.queue();
+        for (cl::Kernel& k : kernels)
+            q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(local), cl::NDRange(local));
+        constexpr std::size_t timed = 2;
+        std::vector<cl::Event> events(kernels.size() * timed);
+        for (std::size_t r = 0; r < timed; ++r)
+            for (std::size_t k = 0; k < kernels.size(); ++k)
+                q.enqueueNDRangeKernel(kernels[k], cl::NullRange, cl::NDRange(read_items), cl::NDRange(local), nullptr,
+                                       &events[r * kernels.size() + k]);
+        q.finish();
+        std::vector<double> seconds(kernels.size(), 0);
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            CommandTrace::instance().record(events[i], "drift.pattern");
+            const double t = command_seconds(events[i]);
+            double& s = seconds[i % kernels.size()];
+            if (s == 0 || t < s) s = t;
+        }
+        const auto best = static_cast<std::size_t>(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
+        read = kernels[best];
+        read_pattern = read_kernels[best].pattern;
+        read_lanes = read_kernels[best].lanes;
     }
 
     // Scales the FMA loop so one launch takes about the target time on this device.
@@ -125,15 +178,21 @@ struct DriftMonitor::State {
         q.enqueueNDRangeKernel(fma, cl::NullRange, cl::NDRange(fma_items), cl::NDRange(local));
         q.enqueueNDRangeKernel(read, cl::NullRange, cl::NDRange(read_items), cl::NDRange(local));
         std::vector<float> sums(fma_items * fma_lanes);
-        std::vector<std::uint32_t> reads(read_items * 4);
+        std::vector<std::uint32_t> reads(read_items * read_lanes);
         q.enqueueReadBuffer(fma_out, CL_TRUE, 0, sums.size() * sizeof(float), sums.data());
         q.enqueueReadBuffer(read_out, CL_TRUE, 0, reads.size() * sizeof(std::uint32_t), reads.data());
         if (config.tamper) config.tamper(sums, reads);
-        const double want = expected_fma_sum(iterations);
-        for (std::size_t i = 0; i < sums.size(); ++i)
+        // Every lane of every item: a kernel that ignored the work-item id, skipped chains or
+        // steps fails here.
+        const double bn = std::pow(static_cast<double>(fma_b), iterations);
+        for (std::size_t i = 0; i < sums.size(); ++i) {
+            const std::size_t item = i / fma_lanes;
+            const int lane = static_cast<int>(i % fma_lanes);
+            const double want = expected_fma_sum(item, lane, bn);
             if (!(std::fabs(sums[i] - want) <= fma_tolerance * want))
-                throw std::runtime_error(
-                    fmt::format("the FMA reference computed {} at lane {}, expected {:.6g}", sums[i], i, want));
+                throw std::runtime_error(fmt::format(
+                    "the FMA reference computed {} at item {} lane {}, expected {:.6g}", sums[i], item, lane, want));
+        }
         std::uint32_t total = 0;
         for (const std::uint32_t r : reads)
             total += r;
@@ -195,6 +254,10 @@ void DriftMonitor::check(const std::string& probe_id) {
 
 bool DriftMonitor::active() const {
     return state_->active;
+}
+
+const std::string& DriftMonitor::read_pattern() const {
+    return state_->read_pattern;
 }
 
 const MachineDrift& DriftMonitor::drift() const {

@@ -1,6 +1,7 @@
 #pragma once
 // Times a fixed reference on the device before each device probe (kernels/drift/reference.cl: an
-// FMA-bound kernel and one read of a buffer several times the last-level cache), so the report
+// FMA-bound kernel whose work depends on the work-item id, and one read of a buffer several times
+// the last-level cache, in whichever of two access patterns the device streams faster), so the report
 // says how far the machine's own throughput moved during the run (core/drift_facts.hpp). The
 // monitor never fails a run: a device that cannot profile, a reference that does not build or
 // computes a wrong result leaves it off, with the reason in MachineDrift::note.
@@ -41,6 +42,9 @@ class DriftMonitor {
     void check(const std::string& probe_id);
     bool active() const;
     const MachineDrift& drift() const;
+    // The memory reference's access pattern, the fastest at set-up ("chunked", "chunked_wide" or
+    // "interleaved"); empty when the set-up did not get that far.
+    const std::string& read_pattern() const;
 
   private:
     struct State;

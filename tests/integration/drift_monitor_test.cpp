@@ -3,6 +3,9 @@
 // result (or a reference that does not build) turns it off with a note instead of failing.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <string>
+
 #include "runtime/drift_monitor.hpp"
 #include "runtime/runner.hpp"
 #include "session_fixture.hpp"
@@ -48,6 +51,9 @@ TEST_CASE("drift monitor: checks are verified, recorded in order with positive r
     DriftMonitor monitor(s, small_config());
     INFO(monitor.drift().note);
     REQUIRE(monitor.active());
+    // The fastest of the read patterns on this device, chosen at set-up.
+    CHECK((monitor.read_pattern() == "chunked" || monitor.read_pattern() == "chunked_wide" ||
+           monitor.read_pattern() == "interleaved"));
     for (const char* probe : {"kernel.a", "kernel.b", "transfer.c", "kernel.d"})
         monitor.check(probe);
     const MachineDrift& d = monitor.drift();
@@ -104,6 +110,35 @@ TEST_CASE("drift monitor: a wrong reference result turns it off with a note", "[
         monitor.check("kernel.after");
         CHECK(monitor.drift().checks.empty());
         CHECK_THAT(monitor.drift().note, Catch::Contains(break_memory ? "memory reference" : "FMA reference"));
+    }
+}
+
+TEST_CASE("drift monitor: a reference whose chains ignore the work-item id is caught", "[drift]") {
+    // Every item starts from item 0's values: what a driver may compute once for many items.
+    const auto dir = test::patched_kernel_dir("drift/reference.cl", "get_global_id(0) * 64", "0 * 64");
+    const auto session = test::session_with_kernels(dir);
+    if (!session->profiling()) return;
+    DriftMonitor monitor(*session, small_config());
+    CHECK_FALSE(monitor.active());
+    CHECK_THAT(monitor.drift().note, Catch::Contains("FMA reference"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("drift monitor: a read that skips data is caught in either pattern", "[drift]") {
+    // Each pattern's first accumulator stops counting; whichever the monitor keeps, its sum is wrong.
+    for (const char* from : {"acc0 += p[k];", "acc0 += in[i];"}) {
+        const auto dir = test::patched_kernel_dir("drift/reference.cl", from, "");
+        const auto session = test::session_with_kernels(dir);
+        if (!session->profiling()) return;
+        DriftMonitor monitor(*session, small_config());
+        INFO(from << " -> pattern " << monitor.read_pattern());
+        // The chunked patch reaches both chunked kernels (one macro defines them).
+        const bool chunked = std::string(from).find("p[k]") != std::string::npos;
+        if ((monitor.read_pattern().rfind("chunked", 0) == 0) == chunked) {
+            CHECK_FALSE(monitor.active());
+            CHECK_THAT(monitor.drift().note, Catch::Contains("memory reference"));
+        }
+        std::filesystem::remove_all(dir);
     }
 }
 

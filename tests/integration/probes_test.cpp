@@ -64,7 +64,57 @@ TEST_CASE("kernel.compute.fp32 measures every vector width and chain count, and 
     // The headline names the winning shape, and the attribute its kernel.
     CHECK_THAT(peak->note, Catch::Contains("chains="));
     CHECK_THAT(r.attributes.at("peak_kernel").get<std::string>(), Catch::StartsWith("fma_v"));
+    // Only half measures mad and a*b+c: fp32 variants carry no op label.
+    for (const auto& m : r.measurements)
+        CHECK(m.labels.count("op") == 0);
+    CHECK_FALSE(r.attributes.contains("fma_slowdown"));
     test::check_samples(r);
+}
+
+TEST_CASE("kernel.compute.fp16 measures fma, mad and a*b+c, each verified, and keeps the fastest", "[probes]") {
+    auto probe = make_compute_probe(Precision::fp16);
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    if (r.status == ProbeStatus::unsupported) {
+        // PoCL's CPU device has no half precision.
+        CHECK_FALSE(r.reason.empty());
+        return;
+    }
+    REQUIRE(r.status == ProbeStatus::ok);
+    // The 6 fma shapes, and mad and a*b+c at scalar and half8 with 8 chains.
+    CHECK(count(r, "kernel.compute") == 10);
+    CHECK(find_measurement(r, "kernel.compute", {{"op", "fma"}, {"vector", "16"}, {"chains", "4"}}) != nullptr);
+    for (const char* op : {"fma", "mad", "mul_add"})
+        for (const char* width : {"1", "8"})
+            CHECK(find_measurement(r, "kernel.compute", {{"op", op}, {"vector", width}, {"chains", "8"}}) != nullptr);
+    const Measurement* peak = find_measurement(r, "kernel.peak.fp16");
+    REQUIRE(peak != nullptr);
+    CHECK_THAT(peak->note, Catch::Contains("op="));
+    for (const auto& m : r.measurements) {
+        if (m.metric != "kernel.compute") continue;
+        CHECK(m.labels.count("op") == 1);
+        CHECK(m.summary.median <= peak->summary.median);
+    }
+    // fma against the faster spellings, and a note when fma takes a slow path.
+    const double slowdown = r.attributes.at("fma_slowdown").get<double>();
+    CHECK(slowdown > 0);
+    CHECK(r.attributes.contains("fma_note") == (slowdown >= 2.0));
+    test::check_samples(r);
+}
+
+TEST_CASE("a half mad kernel that gets the arithmetic wrong fails verification", "[probes][verification]") {
+    // a*b + c becomes a*b + b*b: it converges to 1/2, not 1.
+    const auto dir =
+        test::patched_kernel_dir("peak/compute.cl", "a##j = mad(a##j, vb, vc);", "a##j = mad(a##j, vb, vb * vb);");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_compute_probe(Precision::fp16);
+    const ProbeResult r = test::run_quick(*probe, *session);
+    std::filesystem::remove_all(dir);
+    if (r.status == ProbeStatus::unsupported) return;  // no half precision on this device
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed"));
+    CHECK_THAT(r.reason, Catch::Contains("mad_v"));
+    CHECK(count(r, "kernel.peak.fp16") == 0);
 }
 
 TEST_CASE("kernel.compute.fp64 and fp16 end Ok, or Unsupported with a reason", "[probes]") {

@@ -91,12 +91,13 @@ void compute_kernels(DeviceSession& s, const char* options, std::size_t element_
         cl::Kernel k = s.kernels().kernel("peak/compute.cl", names.substr(begin, end - begin).c_str(), options);
         begin = end + 1;
         k.setArg(0, out);
+        // The probe's coefficients (b = c = 1/2: exact products, no denormals).
         if (element_bytes == 8) {
-            k.setArg(1, 0.875);
-            k.setArg(2, 0.125);
+            k.setArg(1, 0.5);
+            k.setArg(2, 0.5);
         } else {
-            k.setArg(1, 0.875f);
-            k.setArg(2, 0.125f);
+            k.setArg(1, 0.5f);
+            k.setArg(2, 0.5f);
         }
         k.setArg(3, cl_uint{3});
         run(s, k, items, local);
@@ -258,20 +259,20 @@ void glm_kernels(DeviceSession& s) {
 // The drift reference (src/runtime/drift_monitor.cpp): FMA chains, the fill and both reads.
 void drift_kernels(DeviceSession& s) {
     constexpr std::size_t local = 4, items = 8;
-    constexpr cl_uint per_item = 4;                                               // the reads unroll by 4
-    cl::Buffer out(s.context(), CL_MEM_READ_WRITE, items * 8 * sizeof(cl_uint));  // a float8 or uint4 per item
+    constexpr cl_uint per_item = 4;                                                // the reads unroll by 4
+    cl::Buffer out(s.context(), CL_MEM_READ_WRITE, items * 16 * sizeof(cl_uint));  // a float8 or uint16 per item
     // Initialised from the host as well as by drift_fill: Oclgrind 21.10's uninitialised-value
     // checker flagged the reads of everything past the first 16 filled values (the monitor checks
     // the filled buffer's sum bit for bit on the real device).
-    std::vector<cl_uint> init(items * per_item * 4, 1u);
+    std::vector<cl_uint> init(items * per_item * 16, 1u);
     cl::Buffer data(s.context(), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, init.size() * sizeof(cl_uint), init.data());
     cl::Kernel fma = s.kernels().kernel("drift/reference.cl", "drift_fma");
     set_args(fma, out, 0.5f, 0.5f, cl_uint{3});
     run(s, fma, items, local);
     cl::Kernel fill = s.kernels().kernel("drift/reference.cl", "drift_fill");
     set_args(fill, data);
-    run(s, fill, items * per_item * 4, local);
-    for (const char* name : {"drift_read_chunked", "drift_read_interleaved"}) {
+    run(s, fill, items * per_item * 16, local);
+    for (const char* name : {"drift_read_chunked", "drift_read_chunked_wide", "drift_read_interleaved"}) {
         cl::Kernel read = s.kernels().kernel("drift/reference.cl", name);
         set_args(read, data, out, per_item);
         run(s, read, items, local);
