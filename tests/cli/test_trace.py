@@ -54,6 +54,16 @@ def facts(report):
     return next(p for p in report["results"] if p["id"] == "trace.program")["attributes"]["facts"]
 
 
+def without_uncached_builds(report, found):
+    """The planted programs run for well under a second. PoCL caches their kernels' binaries (the
+    untraced run warms it), so building costs them little; a driver without a binary cache (Intel's
+    CPU runtime compiles every run, ~0.3 s) rightly finds that building from source is most of such
+    a short program's time. There, the planted pattern must lead the findings after that one."""
+    if "Portable Computing Language" in report.get("device", {}).get("platform_name", ""):
+        return found
+    return [f for f in found if f["id"] != "trace.build.from_source"]
+
+
 def check_planted(mode, expected, *args):
     argv = [APP, mode, *args]
     rc, out = untraced(argv)  # also warms PoCL's kernel cache, as a user's earlier runs would have
@@ -61,7 +71,7 @@ def check_planted(mode, expected, *args):
     expect(trc == rc, f"{mode}: exit code {trc} traced vs {rc} untraced\n{err[-2000:]}")
     expect(tout == out, f"{mode}: the program's stdout changed under trace")
     expect(report is not None, f"{mode}: no report\n{err[-2000:]}")
-    found = trace_findings(report)
+    found = without_uncached_builds(report, trace_findings(report))
     expect(found and found[0]["id"] == expected,
            f"{mode}: top trace finding {[f['id'] for f in found]}, expected {expected}\n{err[-3000:]}")
     expect(found[0].get("estimated_gain") is not None, f"{mode}: the top finding has no measured share")
@@ -90,7 +100,8 @@ def test_allocation_per_iteration():
 
 def test_slow_kernel_among_fast_ones():
     report = check_planted("slow_kernel", "trace.kernel.below_roof")
-    expect("slow_kernel" in trace_findings(report)[0]["title"], "the slow kernel is not named")
+    expect("slow_kernel" in without_uncached_builds(report, trace_findings(report))[0]["title"],
+           "the slow kernel is not named")
 
 
 # Findings that fire on a measured rate rather than on what the program asked for.
@@ -183,15 +194,21 @@ def test_ceilings_measured_timeline_html_and_report():
     ids = {p["id"] for p in report["results"]}
     expect({"kernel.bandwidth", "kernel.launch", "transfer.bandwidth", "trace.program"} <= ids, f"probes: {ids}")
     expect(report["options"]["ceilings"] == "measured", "ceilings option")
-    sync = next(f for f in report["findings"] if f["id"] == "trace.sync.wait_after_kernel")
-    expect(any(e["metric"] == "kernel.launch.latency" for e in sync["evidence"]), "no pipelined-launch evidence")
+    sync = next((f for f in report["findings"] if f["id"] == "trace.sync.wait_after_kernel"), None)
+    # On PoCL a waited-for launch costs ~14x a pipelined one, so the waits are a finding; Intel's
+    # CPU runtime measured a round trip within 10% of a pipelined launch, and the waits' share
+    # (~3%) then sits near the rule's floor: there the finding may rightly be absent.
+    on_pocl = "Portable Computing Language" in report["device"]["platform_name"]
+    expect(sync is not None or not on_pocl, "no trace.sync.wait_after_kernel on PoCL")
+    if sync is not None:
+        expect(any(e["metric"] == "kernel.launch.latency" for e in sync["evidence"]), "no pipelined-launch evidence")
     timeline = load_json(open(paths["t.json"]).read())
     events = timeline["traceEvents"]
     expect(any(e.get("name") == "add_one" and e.get("cat") == "kernel" for e in events), "no kernel on the timeline")
     expect(any(e.get("cat") == "wait" for e in events), "no host wait on the timeline")
     expect(any(e.get("ph") == "M" and "queue" in e["args"].get("name", "") for e in events), "no queue row")
     expect("<svg" in open(paths["r.html"]).read(), "HTML report")
-    expect("trace.sync.wait_after_kernel" in open(paths["r.txt"]).read(), "text report")
+    expect(sync is None or "trace.sync.wait_after_kernel" in open(paths["r.txt"]).read(), "text report")
     # The saved report re-analyses to the same findings, without the program or OpenCL.
     again = run("report", paths["r.json"], "--format", "json")
     expect(again.rc == 0, "report", again)

@@ -557,3 +557,22 @@ TEST_CASE("rule memory_pressure: missing inputs", "[rules][system]") {
     add(swap_only, "system.activity", fact("system.activity.swap", "MiB/s", 0));
     check_silent(analyzed(swap_only, system_rules(), "system.memory_pressure"));
 }
+
+TEST_CASE("rule cpu_device_underused: on a contended machine a shortfall without a thread setting is not the driver's",
+          "[rules][system]") {
+    // Other processes held 79% of the CPUs: the device ran 1.1 groups at once because they left it
+    // no more. system.cpu_contention names them; the driver is not to blame.
+    auto contended = [](bool thread_setting) {
+        RunReport r = report_with_device("cpu", 2, "Intel(R) OpenCL");
+        add_cpus(r, 2, 2);
+        add(r, "system.limits", parallelism({1.1, 1.05, 1.1}));
+        add(r, "system.activity", fact("system.activity.others_cpu", "%", 79));
+        if (thread_setting)
+            result(r, "system.limits").attributes["opencl_cpu_environment"] = {{"CL_CONFIG_CPU_TBB_NUM_WORKERS", "1"}};
+        return r;
+    };
+    check_silent(analyzed(contended(false), system_rules(), "system.cpu_device_underused"));
+    // With the setting that caps the threads, the finding stands however busy the machine was.
+    single_finding(analyzed(contended(true), system_rules(), "system.cpu_device_underused"),
+                   "system.cpu_device_underused");
+}
