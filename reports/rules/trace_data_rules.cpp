@@ -30,20 +30,44 @@ constexpr double capacity_fraction = 0.9;
 // A cold build worth avoiding: a twentieth of the program's time.
 constexpr double build_share = 0.05;
 
-// The measured ceiling of the faster way to copy data in `direction`: pinned staging. The
-// zero-copy path is no rate (it copies nothing; transfer.<dir>.zero_copy.time is the time to make
-// data available), so it names the advice, never the gain.
+// A faster way to move one direction's pageable copies, measured on this device: pinned staging
+// (a rate: the copies' time at that rate), or no copy at all where the device shares host memory
+// (the zero-copy mapping's time per transfer, transfer.<dir>.zero_copy.time at the nearest
+// measured size at or above the transfers' mean size). Zero-copy is never a rate: it copies nothing.
 struct BetterPath {
-    const Measurement* ceiling = nullptr;
-    std::string name;
-    bool zero_copy_measured = false;  // the device shares host memory and mapping was timed
+    std::string name;                       // "pinned" or "zero-copy"
+    const Measurement* measured = nullptr;  // the pinned rate, or the zero-copy time at that size
+    double seconds = 0;                     // the transfers' time along that path
 };
 
-BetterPath better_path(const RunReport& r, const std::string& direction) {
-    BetterPath best;
-    if (const Measurement* m = headline(r, fmt::format("transfer.{}.pinned.bandwidth", direction)))
-        best = {m, "pinned"};
-    best.zero_copy_measured = find_measurement(r, fmt::format("transfer.{}.zero_copy.time", direction)) != nullptr;
+// Seconds per hand-over for `bytes`, from the zero-copy times measured at their sizes.
+std::optional<std::pair<const Measurement*, double>> zero_copy_seconds(const RunReport& r, const std::string& dir,
+                                                                       double bytes) {
+    const Measurement* chosen = nullptr;
+    double chosen_size = 0, largest_size = 0;
+    const Measurement* largest = nullptr;
+    for (const Measurement* m : find_measurements(r, fmt::format("transfer.{}.zero_copy.time", dir))) {
+        const auto it = m->labels.find("size");
+        if (it == m->labels.end() || m->summary.median <= 0) continue;
+        const double size = std::strtod(it->second.c_str(), nullptr);
+        if (size >= bytes && (!chosen || size < chosen_size)) chosen = m, chosen_size = size;
+        if (size > largest_size) largest = m, largest_size = size;
+    }
+    if (!chosen) chosen = largest;  // larger than every measured size: the largest hand-over's time
+    if (!chosen) return std::nullopt;
+    const double scale = chosen->unit == "us" ? 1e-6 : chosen->unit == "ms" ? 1e-3 : 1.0;
+    return std::pair{chosen, chosen->summary.median * scale};
+}
+
+std::optional<BetterPath> better_path(const RunReport& r, const TransferFacts& t) {
+    std::optional<BetterPath> best;
+    if (const Measurement* m = headline(r, fmt::format("transfer.{}.pinned.bandwidth", t.direction));
+        m && m->summary.median > 0)
+        best = BetterPath{"pinned", m, t.bytes / (m->summary.median * 1e9)};
+    if (const auto zc =
+            zero_copy_seconds(r, t.direction, t.bytes / static_cast<double>(std::max<std::uint64_t>(1, t.count))))
+        if (const double s = zc->second * static_cast<double>(t.count); !best || s < best->seconds)
+            best = BetterPath{"zero-copy", zc->first, s};
     return best;
 }
 
@@ -54,13 +78,13 @@ RuleOutcome pageable(const RunReport& r, const TraceFacts& f, const RuleSpec& ru
     bool any_ceiling = false;
     for (const auto& t : f.transfers) {
         if (t.path != "pageable" || t.seconds <= 0 || (t.direction != "h2d" && t.direction != "d2h")) continue;
-        const BetterPath better = better_path(r, t.direction);
-        if (!better.ceiling) continue;
+        const auto better = better_path(r, t);
+        if (!better) continue;
         any_ceiling = true;
-        const double achieved = t.bytes / t.seconds * 1e-9;
-        if (better.ceiling->summary.median < better_path_ratio * achieved) continue;
-        const double s = t.seconds * (1 - achieved / better.ceiling->summary.median);
-        if (s > saved) saved = s, worst = &t, path = better;
+        // Worth a change only when the other path is clearly faster (by better_path_ratio).
+        if (better->seconds * better_path_ratio > t.seconds) continue;
+        const double s = t.seconds - better->seconds;
+        if (s > saved) saved = s, worst = &t, path = *better;
     }
     if (!worst) {
         const bool any_pageable = std::any_of(f.transfers.begin(), f.transfers.end(),
@@ -70,23 +94,34 @@ RuleOutcome pageable(const RunReport& r, const TraceFacts& f, const RuleSpec& ru
     }
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     const double achieved = worst->bytes / worst->seconds * 1e-9;
+    const bool zero_copy = path.name == "zero-copy";
+    const std::string title =
+        zero_copy
+            ? fmt::format(
+                  "{} pageable {} transfers ({}) take {}; this device hands the data over without a "
+                  "copy in {} ({} per transfer, zero-copy mapping)",
+                  worst->count, worst->direction, bytes_text(worst->bytes), seconds_text(worst->seconds),
+                  seconds_text(path.seconds), seconds_text(path.seconds / static_cast<double>(worst->count)))
+            : fmt::format(
+                  "{} pageable {} transfers ({}) run at {:.3g} GB/s; this device's pinned path "
+                  "measured {:.3g} GB/s",
+                  worst->count, worst->direction, bytes_text(worst->bytes), achieved, path.measured->summary.median);
     Finding finding = wall_share_finding(
-        rule, f,
-        fmt::format("{} pageable {} transfers ({}) run at {:.3g} GB/s; this device's {} path measured {:.3g} GB/s",
-                    worst->count, worst->direction, bytes_text(worst->bytes), achieved, path.name,
-                    path.ceiling->summary.median),
-        saved, fmt::format("the {} transfers' time at the measured {} rate", worst->direction, path.name));
+        rule, f, title, saved,
+        zero_copy ? fmt::format("the {} transfers' time less their zero-copy mappings' measured time", worst->direction)
+                  : fmt::format("the {} transfers' time at the measured pinned rate", worst->direction));
     finding.evidence.push_back(fact("app.transfer.bandwidth", achieved, "GB/s", "what the program's copies reached",
                                     {{"direction", worst->direction}, {"path", "pageable"}}));
-    finding.evidence.push_back(evidence_of(*path.ceiling, "the faster path, measured on this device"));
+    finding.evidence.push_back(evidence_of(*path.measured, zero_copy ? "the zero-copy mapping at this size, measured "
+                                                                       "on this device"
+                                                                     : "the faster path, measured on this device"));
     finding.suggestion =
-        "Copy from pinned memory: allocate a staging buffer with CL_MEM_ALLOC_HOST_PTR, map it once, fill it and "
-        "pass that pointer to clEnqueueWriteBuffer (read into it with clEnqueueReadBuffer).";
-    if (path.zero_copy_measured)
-        finding.suggestion +=
-            " This device also shares host memory (its zero-copy mapping was timed): creating the buffers with "
-            "CL_MEM_ALLOC_HOST_PTR and writing inputs through clEnqueueMapBuffer (CL_MAP_WRITE_INVALIDATE_REGION) "
-            "avoids the copy altogether.";
+        zero_copy
+            ? "The device shares host memory: do not copy. Create the buffers with CL_MEM_ALLOC_HOST_PTR, write "
+              "inputs through clEnqueueMapBuffer (CL_MAP_WRITE_INVALIDATE_REGION) and unmap before the kernel; map "
+              "with CL_MAP_READ to read results."
+            : "Copy from pinned memory: allocate a staging buffer with CL_MEM_ALLOC_HOST_PTR, map it once, fill it and "
+              "pass that pointer to clEnqueueWriteBuffer (read into it with clEnqueueReadBuffer).";
     return RuleOutcome::found(std::move(finding));
 }
 
@@ -293,7 +328,8 @@ std::vector<Rule> trace_data_rules() {
     return {
         {{"trace.transfer.pageable",
           layer,
-          {facts, In::any_metric({"transfer.h2d.pinned.bandwidth", "transfer.d2h.pinned.bandwidth"},
+          {facts, In::any_metric({"transfer.h2d.pinned.bandwidth", "transfer.h2d.zero_copy.time",
+                                  "transfer.d2h.pinned.bandwidth", "transfer.d2h.zero_copy.time"},
                                  "the direction of the program's pageable copies")},
           {{"faster path over achieved", better_path_ratio}, min_gain_threshold()}},
          over_facts_and_ceilings(pageable)},

@@ -87,7 +87,38 @@ TEST_CASE("trace rules: pageable uploads against a faster measured path", "[trac
                                 "trace.transfer.pageable"));
     // No transfer ceilings (--no-ceilings): not evaluated, and said why.
     check_needs(run_rule(trace_report(b.trace, run), "trace.transfer.pageable"), "trace.transfer.pageable",
-                "transfer.h2d.pinned.bandwidth or transfer.d2h.pinned.bandwidth");
+                "transfer.h2d.pinned.bandwidth or transfer.h2d.zero_copy.time or transfer.d2h.pinned.bandwidth or "
+                "transfer.d2h.zero_copy.time");
+}
+
+TEST_CASE("trace rules: pageable uploads on a device that shares host memory, by the zero-copy time",
+          "[trace][rules]") {
+    TraceBuilder b;
+    // The same 10 uploads of 1 MiB (10.5 ms of a 20 ms program); a pinned copy no faster.
+    for (int i = 0; i < 10; ++i)
+        b.command("write", CommandKind::write, i * 1100.0, i * 1100.0 + 2, i * 1100.0 + 1050, 1 << 20,
+                  HostMemory::pageable);
+    const auto run = b.run(20000);
+    // The mapping hands over 128 KiB in 3 us and 4 MiB in 5 us: the 1 MiB uploads take the 4 MiB
+    // time (the nearest measured size at or above theirs), 10 x 5 us instead of 10.48 ms.
+    const std::vector<Measurement> shared = {
+        ceiling("transfer.h2d.pinned.bandwidth", "GB/s", 1.1),
+        ceiling("transfer.h2d.zero_copy.time", "us", 3, {{"size", "131072"}}, false),
+        ceiling("transfer.h2d.zero_copy.time", "us", 5, {{"size", "4194304"}}, false)};
+    const Finding f = only_finding(run_rule(trace_report(b.trace, run, shared), "trace.transfer.pageable"),
+                                   "trace.transfer.pageable");
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == Approx((10480e-6 - 10 * 5e-6) / 20000e-6).epsilon(0.01));
+    CHECK_THAT(f.title, Catch::Matchers::Contains("without a copy"));
+    CHECK_THAT(f.suggestion, Catch::Matchers::Contains("do not copy"));
+    // The evidence is the time at that size, never a rate.
+    REQUIRE_FALSE(f.evidence.empty());
+    CHECK(f.evidence.back().metric == "transfer.h2d.zero_copy.time");
+    CHECK(f.evidence.back().labels.at("size") == "4194304");
+    // A mapping slower than the copies: nothing to gain.
+    const std::vector<Measurement> slow_map = {
+        ceiling("transfer.h2d.zero_copy.time", "us", 1500, {{"size", "4194304"}}, false)};
+    test::check_silent(run_rule(trace_report(b.trace, run, slow_map), "trace.transfer.pageable"));
 }
 
 TEST_CASE("trace rules: many transfers below the half-peak size", "[trace][rules]") {
