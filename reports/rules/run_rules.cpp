@@ -38,6 +38,7 @@ Finding lost_probe_finding(const RuleSpec& rule, const ProbeResult& r) {
         where.empty() ? "no command recorded" : "last command: " + where, r.id, r.id,
         crashed ? "" : "; if the device is only slow, a longer --probe-timeout");
     f.gain_basis = "not a performance gain: a probe's results are missing from this report";
+    f.confidence = 1;  // the status is a fact, not a measured gap
     return f;
 }
 
