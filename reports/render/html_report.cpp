@@ -29,7 +29,7 @@ h1{font-size:22px;margin-bottom:4px}h2{font-size:18px;margin-top:32px;border-bot
 h3{font-size:15px;margin-bottom:4px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 7px;vertical-align:top;overflow-wrap:break-word}
 th{background:#f4f4f4;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.ok{color:#1a7f37}.error,.crashed,.timed_out{color:#c62828}.unsupported,.skipped{color:#a66a00}.meta{color:#555;font-size:13px}
+.ok{color:#1a7f37}.error{color:#c62828}.unsupported,.skipped{color:#a66a00}.meta{color:#555;font-size:13px}
 .warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:4px 0}
 .good{background:#eef8f0;border-left:4px solid #1a7f37;padding:6px 10px;margin:4px 0}
 code{background:#f4f4f4;padding:0 3px;overflow-wrap:anywhere}
@@ -225,8 +225,10 @@ void tables(std::string& out, const RunReport& r) {
     out += "<h2>Probes</h2>\n";
     for (const auto& p : r.results) {
         const std::string status(to_string(p.status));
+        // A lost probe reads as a failure, in the error colour.
+        const bool lost = p.status == ProbeStatus::crashed || p.status == ProbeStatus::timed_out;
         out += fmt::format("<h3><code>{}</code> &ndash; {} <span class=\"{}\">{}</span> ({:.1f} s)</h3>\n",
-                           escape(p.id), escape(p.title), status, status, p.wall_seconds);
+                           escape(p.id), escape(p.title), lost ? "error" : status, status, p.wall_seconds);
         if (!p.reason.empty()) out += fmt::format("<p>{}</p>\n", escape(p.reason));
         if (p.measurements.empty()) continue;
         out +=
