@@ -167,7 +167,9 @@ class ProgressDisplay {
         };
         h.on_finish = [this](const ProbeResult& r) {
             if (eta_) eta_->finished(current_, r.wall_seconds);
-            if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
+            if (r.status == ProbeStatus::error || r.status == ProbeStatus::crashed ||
+                r.status == ProbeStatus::timed_out)
+                Log::warn("{} failed: {}", r.id, r.reason);
         };
         return h;
     }
