@@ -90,7 +90,11 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
             {"topology_xml", run.topology_xml},
             {"device_pci", run.device_pci},
             {"glm", glm},
-            {"attention", attention}};
+            {"attention", attention},
+            {"probes", run.selection.only},
+            {"skip", run.selection.skip},
+            // Whether device probes ran in processes of their own (false: --no-isolation).
+            {"isolation", !o.no_isolation}};
 }
 
 // "kernel,system,kernel" -> "kernel,system"; empty items (",,") dropped.
