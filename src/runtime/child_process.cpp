@@ -123,7 +123,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
     ChildChannelReader reader;
     bool reaped = false;
     int status = 0;
-    Clock::time_point reaped_at{}, signalled_at{};
+    Clock::time_point reaped_at{}, signalled_at{}, result_at{};
     for (;;) {
         pollfd fds[2];
         nfds_t n = 0;
@@ -141,6 +141,14 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
         }
         if (reaped) {
             if ((channel_fd < 0 && output_fd < 0) || since(reaped_at) > drain_seconds) break;
+            continue;
+        }
+        if (reader.result() && !out.killed_after_result) {
+            if (result_at == Clock::time_point{}) result_at = Clock::now();
+            if (since(result_at) > limits.exit_seconds) {
+                out.killed_after_result = true;
+                ::kill(pid, SIGKILL);
+            }
             continue;
         }
         if (out.stopped == ChildOutcome::Stop::none) {

@@ -14,6 +14,9 @@ namespace clprobe {
 struct ChildLimits {
     double budget_seconds = 60;  // then SIGTERM
     double grace_seconds = 2;    // after SIGTERM, then SIGKILL
+    // After its result arrived, how long it may take to exit before SIGKILL (a driver that hangs
+    // in its teardown): the result stands either way.
+    double exit_seconds = 2;
 };
 
 struct ChildOutcome {
@@ -23,8 +26,9 @@ struct ChildOutcome {
     int exit_status = 0;
     int signal = 0;  // the signal that ended it; 0 when it exited
     Stop stopped = Stop::none;
-    int last_signal_sent = 0;  // SIGTERM, or SIGKILL when the grace ran out
-    std::string breadcrumb;    // the child's last "B" line: the command it was in
+    int last_signal_sent = 0;          // SIGTERM, or SIGKILL when the grace ran out
+    bool killed_after_result = false;  // sent its result, then did not exit in time
+    std::string breadcrumb;            // the child's last "B" line: the command it was in
     std::optional<std::string> result, trace;
     std::string output_tail;  // the end of its stdout and stderr, for a crash report
     double seconds = 0;

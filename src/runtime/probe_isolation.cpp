@@ -65,7 +65,7 @@ ProbeResult result_of_child(const Probe& probe, const ChildOutcome& o, double bu
         return r;
     }
     // A child that ended normally with a result: the probe's own outcome, whatever it was.
-    if (o.result && o.exited && o.exit_status == 0) {
+    if (o.result && ((o.exited && o.exit_status == 0) || o.killed_after_result)) {
         try {
             ProbeResult r = probe_result_from_json(nlohmann::json::parse(*o.result));
             if (r.id == probe.id()) return r;
