@@ -13,4 +13,14 @@ ProbeList make_builtin_probes() {
     return probes;
 }
 
+const std::vector<std::string>& builtin_probe_ids() {
+    static const std::vector<std::string> ids = [] {
+        std::vector<std::string> out;
+        for (const auto& p : make_builtin_probes())
+            out.push_back(p->id());
+        return out;
+    }();
+    return ids;
+}
+
 }  // namespace clprobe

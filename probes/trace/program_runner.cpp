@@ -108,6 +108,37 @@ std::optional<ProgramNotRunnable> check_runnable(const std::string& name) {
     return ProgramNotRunnable{127, name + ": not found in PATH"};
 }
 
+namespace {
+
+// Waits for the program; with a timeout, polls so that a program past it can be ended: SIGTERM
+// (its chance to flush), then SIGKILL after a grace period.
+void wait_for_program(pid_t pid, double timeout_seconds, int& status, bool& timed_out) {
+    if (timeout_seconds <= 0) {
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        return;
+    }
+    using Clock = std::chrono::steady_clock;
+    constexpr double grace_seconds = 2;
+    const auto start = Clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    bool killed = false;
+    for (;;) {
+        const pid_t got = ::waitpid(pid, &status, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR)) return;
+        if (!timed_out && elapsed() > timeout_seconds) {
+            timed_out = true;
+            ::kill(pid, SIGTERM);
+        } else if (timed_out && !killed && elapsed() > timeout_seconds + grace_seconds) {
+            killed = true;
+            ::kill(pid, SIGKILL);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+}  // namespace
+
 LaunchOutcome run_traced_program(const TracedLaunch& launch) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -150,8 +181,7 @@ LaunchOutcome run_traced_program(const TracedLaunch& launch) {
         }
     });
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    wait_for_program(pid, launch.timeout_seconds, status, out.run.timed_out);
     out.run.end_ns = now_ns();
     child_pid = 0;
     done = true;

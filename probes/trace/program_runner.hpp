@@ -25,6 +25,8 @@ struct TracedLaunch {
     std::vector<std::string> argv;
     std::string layer_library;  // loaded through OPENCL_LAYERS
     std::string records_file;   // CLPROBE_TRACE_FILE
+    // --timeout: past it the program gets SIGTERM, then SIGKILL 2 s later; 0: no limit.
+    double timeout_seconds = 0;
 };
 
 // Starts the program and waits for it. SIGINT and SIGTERM sent to clprobe by another process are

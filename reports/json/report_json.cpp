@@ -129,21 +129,24 @@ json trust_notes_to_json(const std::vector<TrustNote>& notes) {
     return out;
 }
 
+json probe_result_to_json(const ProbeResult& p) {
+    json measurements = json::array();
+    for (const auto& m : p.measurements)
+        measurements.push_back(measurement_to_json(m));
+    return {{"id", p.id},
+            {"layer", p.layer},
+            {"title", p.title},
+            {"status", to_string(p.status)},
+            {"reason", p.reason},
+            {"measurements", measurements},
+            {"attributes", p.attributes},
+            {"wall_seconds", p.wall_seconds}};
+}
+
 json report_to_json(const RunReport& r) {
     json results = json::array();
-    for (const auto& p : r.results) {
-        json measurements = json::array();
-        for (const auto& m : p.measurements)
-            measurements.push_back(measurement_to_json(m));
-        results.push_back({{"id", p.id},
-                           {"layer", p.layer},
-                           {"title", p.title},
-                           {"status", to_string(p.status)},
-                           {"reason", p.reason},
-                           {"measurements", measurements},
-                           {"attributes", p.attributes},
-                           {"wall_seconds", p.wall_seconds}});
-    }
+    for (const auto& p : r.results)
+        results.push_back(probe_result_to_json(p));
     json findings = json::array();
     for (const auto& f : r.findings)
         findings.push_back(finding_to_json(f));
@@ -430,6 +433,23 @@ std::vector<TrustNote> read_trust_notes(const Field& f) {
 }
 
 // "launch" arrived with `clprobe fleet`; only reports written under a launcher carry it.
+ProbeResult read_probe_result(const Field& p) {
+    ProbeResult pr;
+    pr.id = p.at("id").str();
+    pr.layer = p.at("layer").str();
+    pr.title = p.at("title").str();
+    const auto status = probe_status_from(p.at("status").str());
+    if (!status) p.at("status").fail("unknown status '" + p.at("status").str() + "'");
+    pr.status = *status;
+    pr.reason = p.at("reason").str();
+    const Field ms = p.at("measurements");
+    for (std::size_t k = 0, nm = ms.array_size(); k < nm; ++k)
+        pr.measurements.push_back(read_measurement(ms.index(k)));
+    pr.attributes = p.at("attributes").object();
+    pr.wall_seconds = p.at("wall_seconds").non_negative();
+    return pr;
+}
+
 LaunchContext read_launch(const Field& f) {
     LaunchContext l;
     l.launcher = f.at("launcher").str();
@@ -474,21 +494,7 @@ RunReport report_from_json(const json& j) {
 
     const Field results = root.at("results");
     for (std::size_t i = 0, n = results.array_size(); i < n; ++i) {
-        const Field p = results.index(i);
-        ProbeResult pr;
-        pr.id = p.at("id").str();
-        pr.layer = p.at("layer").str();
-        pr.title = p.at("title").str();
-        const auto status = probe_status_from(p.at("status").str());
-        if (!status) p.at("status").fail("unknown status '" + p.at("status").str() + "'");
-        pr.status = *status;
-        pr.reason = p.at("reason").str();
-        const Field ms = p.at("measurements");
-        for (std::size_t k = 0, nm = ms.array_size(); k < nm; ++k)
-            pr.measurements.push_back(read_measurement(ms.index(k)));
-        pr.attributes = p.at("attributes").object();
-        pr.wall_seconds = p.at("wall_seconds").non_negative();
-        r.results.push_back(std::move(pr));
+        r.results.push_back(read_probe_result(results.index(i)));
     }
     const Field findings = root.at("findings");
     for (std::size_t i = 0, n = findings.array_size(); i < n; ++i)
@@ -509,6 +515,12 @@ RunReport report_from_json(const json& j) {
         }
     }
     return r;
+}
+
+ProbeResult probe_result_from_json(const json& j) {
+    const Field root(j, "result");
+    root.object();
+    return read_probe_result(root);
 }
 
 RunReport report_from_json_text(std::string_view text) {

@@ -17,6 +17,9 @@ class ReportFormatError : public std::runtime_error {
 };
 
 nlohmann::json report_to_json(const RunReport& report);
+// One entry of `results`: how an isolated probe's child sends its result to the parent.
+nlohmann::json probe_result_to_json(const ProbeResult& result);
+ProbeResult probe_result_from_json(const nlohmann::json& j);  // throws ReportFormatError("result.<field>: ...")
 nlohmann::json device_info_to_json(const DeviceInfo& device);
 nlohmann::json provenance_to_json(const Provenance& provenance);
 // [{id, warning, text}]: the report's `trust_notes`, and compare's notes in one report only.

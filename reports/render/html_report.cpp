@@ -225,8 +225,10 @@ void tables(std::string& out, const RunReport& r) {
     out += "<h2>Probes</h2>\n";
     for (const auto& p : r.results) {
         const std::string status(to_string(p.status));
+        // A lost probe reads as a failure, in the error colour.
+        const bool lost = p.status == ProbeStatus::crashed || p.status == ProbeStatus::timed_out;
         out += fmt::format("<h3><code>{}</code> &ndash; {} <span class=\"{}\">{}</span> ({:.1f} s)</h3>\n",
-                           escape(p.id), escape(p.title), status, status, p.wall_seconds);
+                           escape(p.id), escape(p.title), lost ? "error" : status, status, p.wall_seconds);
         if (!p.reason.empty()) out += fmt::format("<p>{}</p>\n", escape(p.reason));
         if (p.measurements.empty()) continue;
         out +=

@@ -24,6 +24,8 @@ struct Palette {
             case ProbeStatus::ok:
                 return wrap("32", name);
             case ProbeStatus::error:
+            case ProbeStatus::crashed:
+            case ProbeStatus::timed_out:
                 return wrap("31", name);
             default:
                 return wrap("33", name);

@@ -8,6 +8,7 @@
 #include "rules/network_rules.hpp"
 #include "rules/pipeline.hpp"
 #include "rules/ranking.hpp"
+#include "rules/run_rules.hpp"
 #include "rules/system_rules.hpp"
 #include "rules/topology_rules.hpp"
 #include "rules/trace_rules.hpp"
@@ -20,7 +21,7 @@ std::vector<Rule> all_rules() {
     // One list per layer, in evaluation order.
     using LayerRules = std::vector<Rule> (*)();
     std::vector<Rule> rules;
-    for (const LayerRules layer : {system_rules, topology_rules, transfer_rules, kernel_rules, glm_rules,
+    for (const LayerRules layer : {run_rules, system_rules, topology_rules, transfer_rules, kernel_rules, glm_rules,
                                    attention_rules, trace_rules, network_rules})
         for (auto& r : layer())
             rules.push_back(std::move(r));
@@ -52,6 +53,8 @@ void evaluate_rules(RunReport& report, const std::vector<Rule>& rules) {
             report.findings.push_back(std::move(*outcome.finding));
         else if (outcome.not_evaluated)
             report.rules_not_evaluated.push_back({rule.id, *outcome.not_evaluated});
+        for (auto& f : outcome.also)
+            report.findings.push_back(std::move(f));
     }
     apply_pipeline_shares(report, report.findings);
 }

@@ -8,6 +8,7 @@
 #include "core/drift_facts.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
+#include "rules/run_rules.hpp"
 
 namespace clprobe {
 
@@ -142,7 +143,12 @@ const RuleInput* RuleSpec::absent_input(const RunReport& report) const {
 }
 
 RuleOutcome Rule::evaluate(const RunReport& report) const {
-    if (absent_input(report)) return missing();
+    if (const RuleInput* absent = absent_input(report)) {
+        RuleOutcome out = missing();
+        // The input is missing because its probe crashed or hung: say so, the user's next step differs.
+        if (const std::string lost = lost_probe_note(report, *absent); !lost.empty()) *out.not_evaluated += "; " + lost;
+        return out;
+    }
     return check(report, *this);
 }
 

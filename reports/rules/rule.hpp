@@ -13,10 +13,13 @@ namespace clprobe {
 struct RuleOutcome {
     std::optional<Finding> finding;
     std::optional<std::string> not_evaluated;  // why the rule could not run
+    // Further findings of the same rule, one per subject (each crashed probe): rare, so the common
+    // case keeps its one optional finding.
+    std::vector<Finding> also;
 
     static RuleOutcome none() { return {}; }
-    static RuleOutcome found(Finding f) { return {std::move(f), std::nullopt}; }
-    static RuleOutcome missing(std::string why) { return {std::nullopt, std::move(why)}; }
+    static RuleOutcome found(Finding f) { return {std::move(f), std::nullopt, {}}; }
+    static RuleOutcome missing(std::string why) { return {std::nullopt, std::move(why), {}}; }
 };
 
 struct Gap;

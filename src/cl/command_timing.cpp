@@ -5,6 +5,7 @@
 
 #include "cl/cl_error.hpp"
 #include "cl/command_trace.hpp"
+#include "core/child_channel.hpp"
 #include "core/stop_points.hpp"
 
 namespace clprobe {
@@ -35,6 +36,8 @@ double queued_to_start_seconds(const cl::Event& e) {
 TimedBatch time_command_steps(cl::CommandQueue& queue, bool profiling, std::int64_t count,
                               const std::function<void(std::vector<cl::Event>&)>& enqueue_step,
                               std::string_view label) {
+    // Where an isolated probe was if the driver never returns from this batch (a no-op in process).
+    drop_breadcrumb(label.empty() ? std::string_view("a timed batch of commands") : label);
     std::vector<cl::Event> events;
     if (profiling) events.reserve(static_cast<std::size_t>(count));
     const auto start = std::chrono::steady_clock::now();

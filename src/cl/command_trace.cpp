@@ -72,6 +72,27 @@ void CommandTrace::record(const cl::Event& event, std::string_view label) {
     entries_.push_back(std::move(e));
 }
 
+nlohmann::json CommandTrace::raw_entries() const {
+    std::lock_guard lock(mutex_);
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : entries_)
+        out.push_back({e.probe, e.label, e.command, e.queued, e.submit, e.start, e.end});
+    return out;
+}
+
+void CommandTrace::add_entries(const nlohmann::json& raw) {
+    std::lock_guard lock(mutex_);
+    for (const auto& r : raw) {
+        if (entries_.size() >= max_entries) {
+            ++dropped_;
+            continue;
+        }
+        entries_.push_back({r.at(0).get<std::string>(), r.at(1).get<std::string>(), r.at(2).get<std::string>(),
+                            r.at(3).get<std::uint64_t>(), r.at(4).get<std::uint64_t>(), r.at(5).get<std::uint64_t>(),
+                            r.at(6).get<std::uint64_t>()});
+    }
+}
+
 std::size_t CommandTrace::size() const {
     std::lock_guard lock(mutex_);
     return entries_.size();

@@ -27,6 +27,11 @@ class CommandTrace {
     // profiling information.
     void record(const cl::Event& event, std::string_view label);
 
+    // The entries as recorded ([[probe, label, command, queued, submit, start, end], ...]): how an
+    // isolated probe's child hands its commands to the parent, which adds them to its own.
+    nlohmann::json raw_entries() const;
+    void add_entries(const nlohmann::json& raw);
+
     // {"traceEvents": [...], "metadata": {...}}
     nlohmann::json to_json() const;
     std::size_t size() const;

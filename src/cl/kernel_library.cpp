@@ -9,6 +9,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/stderr_capture.hpp"
 #include "core/atomic_file.hpp"
+#include "core/child_channel.hpp"
 #include "core/log.hpp"
 
 namespace clprobe {
@@ -171,6 +172,8 @@ void KernelLibrary::store_binary(const std::string& key, const cl::Program& prog
 const BuiltProgram& KernelLibrary::program(const std::string& file, const std::string& options) {
     const auto memo_key = std::make_pair(file, options);
     if (auto it = built_.find(memo_key); it != built_.end()) return it->second;
+    // A compiler that crashes or hangs is reported with the program it was building.
+    drop_breadcrumb("building " + file);
     std::optional<BuiltProgram> built = build_from_binary_cache(file, options);
     if (!built) {
         built = build_from_source(file, options);

@@ -16,5 +16,7 @@ CommandRunner add_report_command(CLI::App& app);
 CommandRunner add_compare_command(CLI::App& app);
 CommandRunner add_trace_command(CLI::App& app);
 CommandRunner add_fleet_command(CLI::App& app);
+// Hidden: the child side of an isolated probe (runtime/probe_isolation.hpp).
+CommandRunner add_probe_child_command(CLI::App& app);
 
 }  // namespace clprobe

@@ -22,6 +22,7 @@
 #include "core/run_eta.hpp"
 #include "core/scoped_signals.hpp"
 #include "core/stop_points.hpp"
+#include "core/text.hpp"
 #include "core/version.hpp"
 #include "network/mpi_session.hpp"
 #include "render/report_formats.hpp"
@@ -29,6 +30,7 @@
 #include "runtime/activity_monitor.hpp"
 #include "runtime/drift_monitor.hpp"
 #include "runtime/host_info.hpp"
+#include "runtime/probe_isolation.hpp"
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "system/node_turn.hpp"
@@ -68,6 +70,8 @@ struct DiagnoseOptions {
     bool verbose = false;
     bool quiet = false;
     double probe_timeout = 0;
+    ProbeSelection selection;   // --probes, --skip
+    bool no_isolation = false;  // --no-isolation: every probe in this process, as before issue 24
 };
 
 nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
@@ -86,7 +90,11 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
             {"topology_xml", run.topology_xml},
             {"device_pci", run.device_pci},
             {"glm", glm},
-            {"attention", attention}};
+            {"attention", attention},
+            {"probes", run.selection.only},
+            {"skip", run.selection.skip},
+            // Whether device probes ran in processes of their own (false: --no-isolation).
+            {"isolation", !o.no_isolation}};
 }
 
 // "kernel,system,kernel" -> "kernel,system"; empty items (",,") dropped.
@@ -133,6 +141,8 @@ RunOptions run_options_of(const DiagnoseOptions& o) {
     run.probe_timeout = o.probe_timeout;
     run.glm = o.glm;
     run.attention = o.attention;
+    run.selection = o.selection;
+    if (const auto problem = probe_selection_problem(run.selection, builtin_probe_ids())) throw UsageError(*problem);
     if (!run.device_pci.empty() && run.topology_xml.empty())
         throw UsageError("--device-pci names a device inside a saved topology: use it with --topology FILE.xml");
     if (const auto problem = topology_input_problem(run.topology_xml, run.device_pci)) throw UsageError(*problem);
@@ -161,7 +171,9 @@ class ProgressDisplay {
         };
         h.on_finish = [this](const ProbeResult& r) {
             if (eta_) eta_->finished(current_, r.wall_seconds);
-            if (r.status == ProbeStatus::error) Log::warn("{} failed: {}", r.id, r.reason);
+            if (r.status == ProbeStatus::error || r.status == ProbeStatus::crashed ||
+                r.status == ProbeStatus::timed_out)
+                Log::warn("{} failed: {}", r.id, r.reason);
         };
         return h;
     }
@@ -172,6 +184,19 @@ class ProgressDisplay {
     std::optional<RunEta> eta_;
     std::size_t current_ = 0;
 };
+
+// Device probes in child processes (runtime/probe_isolation), unless --no-isolation or there is
+// no device to isolate them from. The child opens the very device the parent selected.
+std::unique_ptr<ProbeIsolator> make_isolator(const DiagnoseOptions& o, const RunOptions& run,
+                                             const DeviceSession* session, const SelectedDevice& selected) {
+    if (o.no_isolation || session == nullptr) return nullptr;
+    const DeviceListing& listing = selected.catalog.listings[selected.index];
+    IsolationSettings settings;
+    settings.device_selector = fmt::format("{}:{}", listing.platform_index, listing.device_index);
+    settings.kernel_dir = o.kernel_dir;
+    settings.trace = !o.trace.empty();
+    return std::make_unique<ProbeIsolator>(std::move(settings), run);
+}
 
 // Everything the report says before any probe runs.
 RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const DeviceSession* session,
@@ -245,7 +270,13 @@ int run_diagnose(DiagnoseOptions o) {
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
-    report.results = run_probes(probes, {session.get(), activity.get(), device_error, turn.get()}, run, hooks);
+    const std::unique_ptr<ProbeIsolator> isolator = make_isolator(o, run, session.get(), selected);
+    RunServices services{session.get(), activity.get(), device_error, turn.get(), {}};
+    if (isolator)
+        services.isolate = [&](const Probe& p, const std::vector<ProbeResult>& earlier) {
+            return isolator->run(p, earlier);
+        };
+    report.results = run_probes(probes, services, run, hooks);
     if (drift) report.drift = drift->drift();
     report.launch = launch_context(launcher, turn.get());
     report.wall_seconds = seconds_since(started);
@@ -256,7 +287,10 @@ int run_diagnose(DiagnoseOptions o) {
         Log::warn("interrupted: the report covers the probes that finished");
         return 128 + interrupt_signal();  // the shell's convention for a death by signal
     }
-    return exit_code::ok;
+    const bool lost_probe = std::any_of(report.results.begin(), report.results.end(), [](const ProbeResult& r) {
+        return r.status == ProbeStatus::crashed || r.status == ProbeStatus::timed_out;
+    });
+    return lost_probe ? exit_code::probe_crashed : exit_code::ok;
 }
 
 }  // namespace
@@ -319,6 +353,16 @@ CommandRunner add_diagnose_command(CLI::App& app) {
                     "Analyse this saved hwloc XML topology instead of the live machine (topology layer)");
     cmd->add_option("--device-pci", opts->device_pci,
                     "The device's PCI address (DDDD:BB:DD.F) inside the --topology file");
+    cmd->add_option("--probes", opts->selection.only,
+                    "Comma-separated probe ids or prefixes ending in '.' (attention.) to run, within --layers and "
+                    "--workloads (clprobe list --probes)")
+        ->delimiter(',');
+    cmd->add_option("--skip", opts->selection.skip, "Comma-separated probe ids or prefixes ending in '.' to leave out")
+        ->delimiter(',');
+    cmd->add_flag("--no-isolation", opts->no_isolation,
+                  "Run device probes in this process instead of one child process each (faster by a little; a "
+                  "crashing or hung driver then ends the run)");
+    cmd->footer("Probe ids: " + text::sentence_list(builtin_probe_ids(), ", "));
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress or warnings on stderr");
     return [opts, layers] {

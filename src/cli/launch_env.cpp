@@ -36,6 +36,8 @@ std::unique_ptr<NodeTurn> take_node_turn(const LauncherEnv& launcher) {
     try {
         Log::info("rank {}: ranks on this node measure one at a time; waiting for this one's turn", *launcher.rank);
         turn->acquire();
+        if (!turn->moved_because().empty())
+            Log::warn("node lock: {}; using {} instead", turn->moved_because(), turn->lock_path());
     } catch (const std::runtime_error& e) {
         Log::warn("ranks on this node cannot take turns ({}): they may measure on top of each other", e.what());
         return nullptr;

@@ -3,9 +3,11 @@
 
 #include <memory>
 
+#include "builtin_probes.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "runtime/runner.hpp"
 
 namespace clprobe {
 
@@ -13,7 +15,27 @@ namespace {
 
 struct ListOptions {
     bool json = false;
+    bool probes = false;  // --probes: the probe registry instead of the devices
 };
+
+// Every probe id diagnose's --probes and --skip accept, in run order, with where it runs.
+int run_list_probes(const ListOptions& o) {
+    const ProbeList probes = make_builtin_probes();
+    if (o.json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& p : probes)
+            out.push_back({{"id", p->id()},
+                           {"layer", p->layer()},
+                           {"workload", p->workload()},
+                           {"title", p->title()},
+                           {"own_process", runs_in_own_process(*p)}});
+        fmt::print("{}\n", out.dump(2));
+        return exit_code::ok;
+    }
+    for (const auto& p : probes)
+        fmt::print("{:<28} {:<9} {}\n", p->id(), p->layer(), p->title());
+    return exit_code::ok;
+}
 
 nlohmann::json catalog_json(const DeviceCatalog& cat) {
     nlohmann::json platforms = nlohmann::json::array();
@@ -36,6 +58,7 @@ nlohmann::json catalog_json(const DeviceCatalog& cat) {
 }
 
 int run_list(const ListOptions& o) {
+    if (o.probes) return run_list_probes(o);
     const DeviceCatalog cat = enumerate_devices();
     if (cat.error)
         throw UsageError(
@@ -55,6 +78,7 @@ CommandRunner add_list_command(CLI::App& app) {
     auto opts = std::make_shared<ListOptions>();
     CLI::App* cmd = app.add_subcommand("list", "List every OpenCL platform and device, with its selector");
     cmd->add_flag("--json", opts->json, "Print JSON instead of text");
+    cmd->add_flag("--probes", opts->probes, "List the probe ids (diagnose --probes, --skip) instead of the devices");
     return [opts] { return run_list(*opts); };
 }
 

@@ -47,6 +47,7 @@ struct TraceOptions {
     std::string timeline, records;
     std::string layer;
     bool verbose = false, quiet = false;
+    double timeout = 0;  // --timeout: seconds the program may run; 0: no limit
 };
 
 // The probes run before the program: the system and topology facts, and the quick ceilings the
@@ -160,6 +161,12 @@ ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const
                            const std::string& layer) {
     ProbeResult r = program_probe_result(analyse_trace(trace, run, bandwidth_roofs_of(report.results)));
     r.attributes["layer_library"] = layer;
+    if (run.timed_out) {
+        // What it recorded up to then is still analysed; the status says it was cut short.
+        r.status = ProbeStatus::timed_out;
+        r.reason = fmt::format("the program ran past --timeout and was ended by clprobe ({})",
+                               run.signal ? "killed by signal " + std::to_string(*run.signal) : "it exited");
+    }
     r.attributes["kernels_bytes_note"] =
         "app.kernel.bandwidth is an estimate: the summed sizes of the buffers bound as a kernel's arguments over its "
         "device time (a kernel may touch less, or the same bytes many times)";
@@ -232,7 +239,7 @@ int run_trace(TraceOptions o) {
     // Sampled once a second rather than four times: the program's own time is what is measured
     // now, and on a small machine the monitor's /proc scans would come out of it.
     std::optional<ActivityMonitor> activity(std::in_place, std::chrono::milliseconds(1000));
-    const LaunchOutcome launched = run_traced_program({o.argv, layer, records});
+    const LaunchOutcome launched = run_traced_program({o.argv, layer, records, o.timeout});
     if (launched.exec_error) {
         if (temporary) std::filesystem::remove(records);
         fmt::print(stderr, "clprobe trace: {}\n", *launched.exec_error);
@@ -243,7 +250,7 @@ int run_trace(TraceOptions o) {
     const ProgramTrace trace = read_program_trace_file(records).value_or(ProgramTrace{});
     if (temporary) std::filesystem::remove(records);
     report.results.push_back(program_result(trace, launched.run, report, layer));
-    report.complete = !launched.run.interrupted;
+    report.complete = !launched.run.interrupted && !launched.run.timed_out;
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
     try {
@@ -276,6 +283,10 @@ CommandRunner add_trace_command(CLI::App& app) {
     cmd->add_option("--trace", opts->timeline,
                     "Also write the program's timeline (one row per queue, host waits per thread) as Chrome "
                     "trace-event JSON (Perfetto, chrome://tracing)");
+    cmd->add_option("--timeout", opts->timeout,
+                    "Seconds the program may run; then it gets SIGTERM (SIGKILL 2 s later) and the report of what "
+                    "it did is written, the program marked timed out")
+        ->check(CLI::Range(0.001, 31536000.0));
     cmd->add_option("--records", opts->records, "Keep the layer's raw records in FILE (docs/trace.md has the format)");
     cmd->add_option("--layer", opts->layer, "The trace layer library (default: next to the clprobe binary)");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");

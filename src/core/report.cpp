@@ -16,10 +16,9 @@ std::string_view enum_name(E e, const std::pair<E, std::string_view> (&table)[N]
     return "unknown";
 }
 
-constexpr std::pair<ProbeStatus, std::string_view> status_names[] = {{ProbeStatus::ok, "ok"},
-                                                                     {ProbeStatus::unsupported, "unsupported"},
-                                                                     {ProbeStatus::skipped, "skipped"},
-                                                                     {ProbeStatus::error, "error"}};
+constexpr std::pair<ProbeStatus, std::string_view> status_names[] = {
+    {ProbeStatus::ok, "ok"},       {ProbeStatus::unsupported, "unsupported"}, {ProbeStatus::skipped, "skipped"},
+    {ProbeStatus::error, "error"}, {ProbeStatus::crashed, "crashed"},         {ProbeStatus::timed_out, "timed_out"}};
 constexpr std::pair<TimerKind, std::string_view> timer_names[] = {{TimerKind::device_profiling, "device_profiling"},
                                                                   {TimerKind::host_steady_clock, "host_steady_clock"},
                                                                   {TimerKind::none, "none"}};

@@ -18,7 +18,9 @@ namespace clprobe {
 
 using Labels = std::map<std::string, std::string>;
 
-enum class ProbeStatus { ok, unsupported, skipped, error };
+// crashed and timed_out: an isolated probe's child process died by a signal or exited without a
+// result, or outlived its time budget and was killed (docs/reliability.md, "Process model").
+enum class ProbeStatus { ok, unsupported, skipped, error, crashed, timed_out };
 enum class TimerKind { device_profiling, host_steady_clock, none };
 enum class Severity { info, low, medium, high };
 

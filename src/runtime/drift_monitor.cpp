@@ -276,7 +276,8 @@ std::unique_ptr<DriftMonitor> make_drift_monitor(DeviceSession* session, const R
 }
 
 bool drift_check_precedes(const Probe& probe) {
-    return probe.needs_device() && (probe.layer() == "kernel" || probe.layer() == "transfer");
+    // The same probes that run isolated: the check runs in this process just before each child.
+    return runs_in_own_process(probe);
 }
 
 RunnerHooks with_drift_checks(RunnerHooks hooks, DriftMonitor& monitor) {

@@ -2,12 +2,14 @@
 // The probe interface. A probe measures and returns data: it never prints and never exits.
 // Unsupported and skipped outcomes are exceptions so a probe can bail out from any depth.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/probe_selection.hpp"
 #include "core/report.hpp"
 #include "runtime/sampler.hpp"
 
@@ -16,6 +18,7 @@ namespace clprobe {
 class DeviceSession;
 class ActivityMonitor;
 class NodeTurn;
+class Probe;
 
 enum class RunMode { quick, standard, full };
 std::string_view to_string(RunMode mode);
@@ -51,6 +54,8 @@ struct RunOptions {
         std::uint64_t min_bytes = 0;
         std::uint64_t max_bytes = 0;
     } transfer;
+    // --probes / --skip, within the layers and workloads above (core/probe_selection.hpp).
+    ProbeSelection selection;
 };
 
 // The workloads `--workloads` accepts.
@@ -78,6 +83,9 @@ struct RunServices {
     // Held around the node-local layers when several ranks share the node (docs/fleet.md);
     // null when this process has the node to itself.
     NodeTurn* node_turn = nullptr;
+    // Runs a probe that runs_in_own_process names in a child process (runtime/probe_isolation);
+    // empty: every probe runs in this process (--no-isolation, and the integration tests).
+    std::function<ProbeResult(const Probe&, const std::vector<ProbeResult>& earlier)> isolate;
 };
 
 struct ProbeContext {

@@ -23,6 +23,22 @@ bool is_node_local_layer(const std::string& layer) {
     return std::find(local.begin(), local.end(), layer) != local.end();
 }
 
+bool runs_in_own_process(const Probe& probe) {
+    return probe.needs_device() && (probe.layer() == "kernel" || probe.layer() == "transfer");
+}
+
+std::vector<Probe*> selected_probes(const ProbeList& probes, const RunOptions& options) {
+    auto chosen = [](const std::vector<std::string>& list, const std::string& item) {
+        return list.empty() || std::find(list.begin(), list.end(), item) != list.end();
+    };
+    std::vector<Probe*> selected;
+    for (const auto& p : probes)
+        if (chosen(options.layers, p->layer()) && (p->workload().empty() || chosen(options.workloads, p->workload())) &&
+            options.selection.selects(p->id()))
+            selected.push_back(p.get());
+    return selected;
+}
+
 namespace {
 
 // Build logs can run to pages; the report keeps enough to see the first errors.
@@ -96,14 +112,7 @@ ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
 std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& services, const RunOptions& options,
                                     const RunnerHooks& hooks) {
     std::vector<ProbeResult> results;
-    std::vector<Probe*> selected;
-    auto chosen = [](const std::vector<std::string>& list, const std::string& item) {
-        return list.empty() || std::find(list.begin(), list.end(), item) != list.end();
-    };
-    for (const auto& p : probes)
-        if (chosen(options.layers, p->layer()) && (p->workload().empty() || chosen(options.workloads, p->workload())))
-            selected.push_back(p.get());
-
+    const std::vector<Probe*> selected = selected_probes(probes, options);
     if (hooks.on_plan) hooks.on_plan(std::vector<const Probe*>(selected.begin(), selected.end()));
     for (std::size_t i = 0; i < selected.size(); ++i) {
         if (interrupt_requested()) {
@@ -125,15 +134,21 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
                 services.node_turn->release();
         }
         if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
-        ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
-        results.push_back(run_probe(*selected[i], ctx));
+        if (services.isolate && runs_in_own_process(*selected[i])) {
+            ProbeResult r = services.isolate(*selected[i], results);
+            results.push_back(std::move(r));
+        } else {
+            ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
+            results.push_back(run_probe(*selected[i], ctx));
+        }
         if (hooks.on_finish) hooks.on_finish(results.back());
     }
     if (services.node_turn != nullptr) services.node_turn->release();
-    // A layer the user asked for that has no probes yet is said so, not silently dropped.
+    // A layer the user asked for that has no probes yet is said so, not silently dropped (one whose
+    // probes --probes or --skip left out is not such a layer).
     for (const auto& layer : options.layers) {
         const bool has_probe =
-            std::any_of(selected.begin(), selected.end(), [&](const Probe* p) { return p->layer() == layer; });
+            std::any_of(probes.begin(), probes.end(), [&](const auto& p) { return p->layer() == layer; });
         if (!has_probe) {
             ProbeResult r;
             r.id = layer + ".layer";

@@ -23,6 +23,15 @@ struct RunnerHooks {
 // turns at them. Layers not in this list (the network layer) need every rank at once.
 bool is_node_local_layer(const std::string& layer);
 
+// The probes that run in a child process of their own when isolation is on: those that use the
+// device in the device layers (kernel, transfer, and the workloads in the kernel layer). Host-only
+// probes read /proc, sysfs and hwloc and cannot crash a driver; the network layer's probes share
+// MPI_COMM_WORLD, which a child process is not part of.
+bool runs_in_own_process(const Probe& probe);
+
+// The registry's probes the options select (layers, workloads, --probes, --skip), in run order.
+std::vector<Probe*> selected_probes(const ProbeList& probes, const RunOptions& options);
+
 // Runs one probe with all failure handling; used by run_probes and by tests.
 ProbeResult run_probe(Probe& probe, ProbeContext& ctx);
 

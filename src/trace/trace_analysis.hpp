@@ -20,6 +20,7 @@ struct ChildRun {
     std::optional<int> exit_code;
     std::optional<int> signal;
     bool interrupted = false;
+    bool timed_out = false;  // outlived `clprobe trace --timeout` and was ended by clprobe
     bool linked_opencl = false;
 };
 

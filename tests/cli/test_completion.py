@@ -120,6 +120,16 @@ def test_layers_complete_after_the_last_comma():
     expect(complete("diagnose --layers=sys") == ["system"], f"--layers=sys: {complete('diagnose --layers=sys')}")
 
 
+def test_probe_ids_from_list_probes():
+    ids = [line.split()[0] for line in run("list", "--probes").stdout.splitlines()]
+    expect("attention.decode" in ids, f"list --probes: {ids}")
+    got = complete("diagnose --probes att")
+    expect("attention." in got and "attention.decode" in got, f"--probes att: {got}")
+    expect(all(c.startswith("att") for c in got), f"--probes att: {got}")
+    got = complete("diagnose --skip kernel.launch,kernel.comp")
+    expect("kernel.launch,kernel.compute.fp32" in got, f"--skip after a comma: {got}")
+
+
 def test_workloads_and_format():
     expect(complete("diagnose --workloads ") == ["glm", "attention", "none"], "workloads")
     expect(complete("diagnose --workloads glm,") == ["glm,attention"], "none stands alone")
@@ -162,6 +172,6 @@ def test_trace_program_after_double_dash():
 
 
 if __name__ == "__main__":
-    main([test_subcommands_come_from_the_binary, test_every_subcommands_options_match_its_help,
+    main([test_probe_ids_from_list_probes, test_subcommands_come_from_the_binary, test_every_subcommands_options_match_its_help,
           test_value_lists_match_the_binary, test_layers_complete_after_the_last_comma, test_workloads_and_format,
           test_fleet_format_and_save, test_devices_from_list_json, test_trace_program_after_double_dash])

@@ -162,6 +162,16 @@ def test_program_without_opencl():
     expect(ids == ["trace.program.no_opencl"], f"no_opencl: findings {ids}")
 
 
+def test_timeout_ends_the_program_and_writes_the_report():
+    started = time.monotonic()
+    trc, _, err, report = traced(["/bin/sleep", "60"], "--timeout", "1", name="timeout")
+    expect(time.monotonic() - started < 50, "--timeout 1 did not end a 60 s program")
+    expect(trc == 143, f"exit {trc} after SIGTERM\n{err[-2000:]}")
+    expect(report is not None and report["complete"] is False, "no report, or not marked incomplete")
+    program = next(p for p in report["results"] if p["id"] == "trace.program")
+    expect(program["status"] == "timed_out" and "--timeout" in program["reason"], f"{program['status']}")
+
+
 def test_stdin_passes_through():
     data = bytes(range(256)) * 64 + b"no newline at the end"
     rc, out = untraced([APP, "echo"], stdin=data)
@@ -292,5 +302,6 @@ if __name__ == "__main__":
           test_thousands_of_tiny_transfers, test_rebuild_per_batch, test_allocation_per_iteration,
           test_slow_kernel_among_fast_ones, test_clean_program, test_four_threads_enqueueing, test_program_that_aborts,
           test_program_that_exits_midway, test_program_without_opencl, test_stdin_passes_through,
+          test_timeout_ends_the_program_and_writes_the_report,
           test_loader_that_does_not_load_the_layer, test_ceilings_measured_timeline_html_and_report,
           test_compare_two_trace_reports, test_sigterm_is_forwarded_and_the_report_written])

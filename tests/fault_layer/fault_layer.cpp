@@ -9,11 +9,18 @@
 //   min_bytes=1048576          clCreateBuffer / clEnqueue{Read,Write}Buffer: only transfers this large
 //   stall_ms=2000              sleep this long before passing the call on (a slow or hung device)
 //   profiling=1                clCreateCommandQueue*: only queues that ask for profiling
+//   kernel=grad_row            clEnqueueNDRangeKernel: only kernels whose name contains this
+//   action=segv|abort|hang     a driver that faults (raise SIGSEGV), aborts (abort()), or never
+//                              returns from the call (sleeps forever; only SIGKILL ends it)
 // Example: CLPROBE_FAULTS="call=clCreateBuffer,error=CL_MEM_OBJECT_ALLOCATION_FAILURE,min_bytes=67108864"
+//          CLPROBE_FAULTS="call=clEnqueueNDRangeKernel,kernel=grad_row_part,action=segv"
 #include <CL/cl_layer.h>
+
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -32,8 +39,31 @@ struct Rule {
     size_t min_bytes = 0;
     int stall_ms = 0;
     bool profiling_only = false;
+    std::string kernel;  // part of the kernel's name
+    enum class Action { none, segv, abort, hang } action = Action::none;
     std::atomic<long> calls{0};
 };
+
+[[noreturn]] void hang_forever() {
+    // pause() returns after a handled signal (clprobe's SIGTERM handler): sleep again, as a
+    // driver stuck in the hardware would.
+    for (;;)
+        ::pause();
+}
+
+void act(Rule::Action action) {
+    switch (action) {
+        case Rule::Action::segv:
+            std::raise(SIGSEGV);
+            break;
+        case Rule::Action::abort:
+            std::abort();
+        case Rule::Action::hang:
+            hang_forever();
+        case Rule::Action::none:
+            break;
+    }
+}
 
 std::deque<Rule>& rules() {
     static std::deque<Rule> r;
@@ -77,20 +107,29 @@ void parse_rules(const char* spec) {
                 r.stall_ms = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
             else if (k == "profiling")
                 r.profiling_only = v == "1";
+            else if (k == "kernel")
+                r.kernel = v;
+            else if (k == "action")
+                r.action = v == "segv"    ? Rule::Action::segv
+                           : v == "abort" ? Rule::Action::abort
+                           : v == "hang"  ? Rule::Action::hang
+                                          : Rule::Action::none;
         }
     }
 }
 
 // The first rule for `call` that applies; it stalls here if asked. Returns the error to inject,
 // or CL_SUCCESS to pass the call on.
-cl_int inject(const char* call, size_t bytes = 0, bool profiling = false) {
+cl_int inject(const char* call, size_t bytes = 0, bool profiling = false, const std::string& kernel = {}) {
     for (Rule& r : rules()) {
         if (r.call != call) continue;
         if (r.min_bytes && bytes < r.min_bytes) continue;
         if (r.profiling_only && !profiling) continue;
+        if (!r.kernel.empty() && kernel.find(r.kernel) == std::string::npos) continue;
         const long n = ++r.calls;
         if (r.nth && n != r.nth) continue;
         if (r.stall_ms) std::this_thread::sleep_for(std::chrono::milliseconds(r.stall_ms));
+        act(r.action);
         if (r.fails) return r.error;
     }
     return CL_SUCCESS;
@@ -144,10 +183,16 @@ cl_int CL_API_CALL build_program(cl_program p, cl_uint n, const cl_device_id* d,
     return next.clBuildProgram(p, n, d, options, notify, user);
 }
 
+std::string kernel_name(cl_kernel k) {
+    char name[256] = {};
+    if (next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, nullptr) != CL_SUCCESS) return {};
+    return name;
+}
+
 cl_int CL_API_CALL enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
                                    const size_t* global, const size_t* local, cl_uint nwait, const cl_event* wait,
                                    cl_event* ev) {
-    if (cl_int e = inject("clEnqueueNDRangeKernel")) return e;
+    if (cl_int e = inject("clEnqueueNDRangeKernel", 0, false, kernel_name(k))) return e;
     return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
 }
 

@@ -521,11 +521,48 @@ TEST_CASE("analyze: an empty report lists every rule as not evaluated and clears
         CHECK_FALSE(s.reason.empty());
     }
     // The trace rules apply to trace reports only: elsewhere they are silent, not "not evaluated"
-    // (a diagnose report would otherwise list a dozen rules that can never apply to it).
+    // (a diagnose report would otherwise list a dozen rules that can never apply to it). The run
+    // rules read result statuses and declare no inputs: with no lost probe they are silent too.
     std::vector<std::string> expected;
     for (const auto& rule : all_rules())
-        if (rule.layer != "trace") expected.push_back(rule.id);
+        if (rule.layer != "trace" && rule.layer != "run") expected.push_back(rule.id);
     CHECK(skipped == expected);
+}
+
+TEST_CASE("analyze: a crashed probe is a finding, and the rules that needed it say so", "[rules][analysis]") {
+    RunReport r;
+    r.device = DeviceInfo{};
+    for (const auto& [id, status] : {std::pair{"kernel.launch", ProbeStatus::crashed},
+                                     {"glm.gradient", ProbeStatus::crashed},
+                                     {"attention.prefill", ProbeStatus::timed_out}}) {
+        ProbeResult p;
+        p.id = id;
+        p.layer = "kernel";
+        p.status = status;
+        p.reason = "crashed: its process was killed by SIGSEGV";
+        p.attributes["isolation"] = {{"signal", "SIGSEGV"}, {"last_command", "glm.row/local"}};
+        r.results.push_back(p);
+    }
+    analyze(r);
+    std::vector<std::string> ids;
+    for (const auto& f : r.findings)
+        ids.push_back(f.id);
+    CHECK(std::count(ids.begin(), ids.end(), "run.probe_crashed") == 2);
+    CHECK(std::count(ids.begin(), ids.end(), "run.probe_timed_out") == 1);
+    const auto crashed = std::find_if(r.findings.begin(), r.findings.end(), [](const Finding& f) {
+        return f.id == "run.probe_crashed" && f.title.find("glm.gradient") != std::string::npos;
+    });
+    REQUIRE(crashed != r.findings.end());
+    CHECK(crashed->kind == FindingKind::note);
+    CHECK(crashed->suggestion.find("--skip glm.gradient") != std::string::npos);
+    CHECK(crashed->evidence.at(0).labels.at("signal") == "SIGSEGV");
+    for (const auto& s : r.rules_not_evaluated) {
+        INFO(s.rule << ": " << s.reason);
+        if (s.rule.starts_with("glm.gradient.") || s.rule == "glm.layout.uncoalesced")
+            CHECK(s.reason.find("glm.gradient crashed before it could measure it") != std::string::npos);
+        if (s.rule == "kernel.launch.sync_overhead") CHECK(s.reason.find("kernel.launch crashed") != std::string::npos);
+        if (s.rule.starts_with("system.")) CHECK(s.reason.find("crashed") == std::string::npos);
+    }
 }
 
 TEST_CASE("analyze: kernel traits without a workload step are notes, by severity then factor", "[rules][analysis]") {

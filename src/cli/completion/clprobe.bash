@@ -5,7 +5,8 @@
 # report's or the fleet's format table, from `clprobe report --help` or `clprobe fleet --help`)
 # and the formats of --save FORMAT=FILE (the report's). The values of --layers and --workloads are
 # listed below; tests/cli/test_completion.py checks them against `clprobe diagnose --help`.
-# Devices for -d/--device come from `clprobe list --json`.
+# Devices for -d/--device come from `clprobe list --json`; probe ids for --probes and --skip from
+# `clprobe list --probes`.
 
 _clprobe_layers="system topology transfer kernel network"
 _clprobe_workloads="glm attention none"
@@ -78,6 +79,22 @@ _clprobe_devices_of() {
     printf '%s%s' "$selectors" "$_clprobe_device_kinds"
 }
 
+# Probe ids and their group prefixes ("attention."), from `PROG list --probes` (cached: the
+# registry is part of the binary).
+_clprobe_probes_of() {
+    local key="$1 (probes)"
+    if [[ -z ${_clprobe_help_cache[$key]+set} ]]; then
+        local id _ out="" groups=" "
+        while read -r id _; do
+            [[ $id == *.* ]] || continue
+            [[ $groups == *" ${id%%.*}. "* ]] || groups+="${id%%.*}. "
+            out+="$id "
+        done < <("$1" list --probes 2>/dev/null)
+        _clprobe_help_cache[$key]="${groups# }$out"
+    fi
+    printf '%s' "${_clprobe_help_cache[$key]}"
+}
+
 # Completion of a comma-separated list: the values not chosen yet, after the last comma.
 _clprobe_comma_list() {
     local cur=$1 values=$2 head="" part=$1
@@ -132,6 +149,7 @@ _clprobe_values() {
     case $opt in
     --layers) _clprobe_comma_list "$cur" "$_clprobe_layers" ;;
     --workloads) _clprobe_comma_list "$cur" "$_clprobe_workloads" ;;
+    --probes | --skip) _clprobe_comma_list "$cur" "$(_clprobe_probes_of "$prog")" ;;
     --format) compgen -W "$(_clprobe_formats_of "$prog" "$sub")" -- "$cur" ;;
     --save) _clprobe_save_values "$prog" "$cur" ;;
     -d | --device) compgen -W "$(_clprobe_devices_of "$prog")" -- "$cur" ;;

@@ -1,0 +1,48 @@
+// --probes / --skip patterns (core/probe_selection) and the isolated probe's channel framing
+// (core/child_channel): both pure, so tested without a device.
+#include <catch2/catch.hpp>
+
+#include "core/child_channel.hpp"
+#include "core/probe_selection.hpp"
+
+using namespace clprobe;
+
+TEST_CASE("probe selection: exact ids and dotted prefixes", "[isolation]") {
+    CHECK(probe_pattern_matches("kernel.bandwidth", "kernel.bandwidth"));
+    CHECK(probe_pattern_matches("attention.", "attention.decode"));
+    CHECK_FALSE(probe_pattern_matches("attention", "attention.decode"));  // a prefix must end in '.'
+    CHECK_FALSE(probe_pattern_matches("kernel.compute", "kernel.compute.fp32"));
+    CHECK(probe_pattern_matches("kernel.compute.", "kernel.compute.fp32"));
+
+    ProbeSelection s;
+    CHECK(s.selects("kernel.launch"));
+    s.only = {"kernel.", "glm.gradient"};
+    s.skip = {"kernel.compute."};
+    CHECK(s.selects("kernel.launch"));
+    CHECK(s.selects("glm.gradient"));
+    CHECK_FALSE(s.selects("kernel.compute.fp64"));
+    CHECK_FALSE(s.selects("glm.fit"));
+}
+
+TEST_CASE("probe selection: an unknown pattern is named", "[isolation]") {
+    const std::vector<std::string> ids{"kernel.launch", "attention.decode"};
+    CHECK_FALSE(probe_selection_problem({{"kernel.launch", "attention."}, {}}, ids));
+    const auto problem = probe_selection_problem({{}, {"kernel.lanch"}}, ids);
+    REQUIRE(problem);
+    CHECK(problem->starts_with("--skip: no probe is named 'kernel.lanch'"));
+    CHECK(probe_selection_problem({{"glm."}, {}}, ids));
+}
+
+TEST_CASE("child channel: breadcrumbs and the result arrive in pieces", "[isolation]") {
+    ChildChannelReader r;
+    r.feed("B timing read_chun");
+    CHECK(r.last_breadcrumb().empty());
+    r.feed("ked_v\nB building peak/compute.cl\nR {\"id\":");
+    CHECK(r.last_breadcrumb() == "building peak/compute.cl");
+    CHECK_FALSE(r.result());
+    r.feed("\"x\"}\nT []\ngarbage\n");
+    REQUIRE(r.result());
+    CHECK(*r.result() == "{\"id\":\"x\"}");
+    REQUIRE(r.trace());
+    CHECK(*r.trace() == "[]");
+}
