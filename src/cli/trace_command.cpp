@@ -29,6 +29,7 @@
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "trace/program_runner.hpp"
+#include "trace/trace_lanes.hpp"
 #include "trace/trace_reader.hpp"
 #include "trace/trace_timeline.hpp"
 
@@ -157,8 +158,11 @@ std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDev
 }
 
 ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const RunReport& report,
-                           const std::string& layer) {
+                           const std::string& layer, const std::string& perfetto_file) {
     ProbeResult r = program_probe_result(analyse_trace(trace, run, bandwidth_roofs_of(report.results)));
+    // The HTML page draws the timeline from these lanes and links the Perfetto file.
+    r.attributes["timeline"] = timeline_lanes(trace, run);
+    if (!perfetto_file.empty()) r.attributes["perfetto_file"] = perfetto_file;
     r.attributes["layer_library"] = layer;
     r.attributes["kernels_bytes_note"] =
         "app.kernel.bandwidth is an estimate: the summed sizes of the buffers bound as a kernel's arguments over its "
@@ -242,7 +246,9 @@ int run_trace(TraceOptions o) {
         report.results.push_back(std::move(r));
     const ProgramTrace trace = read_program_trace_file(records).value_or(ProgramTrace{});
     if (temporary) std::filesystem::remove(records);
-    report.results.push_back(program_result(trace, launched.run, report, layer));
+    report.results.push_back(
+        program_result(trace, launched.run, report, layer,
+                       o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string()));
     report.complete = !launched.run.interrupted;
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
