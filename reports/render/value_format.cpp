@@ -71,6 +71,7 @@ bool is_bytes(std::string_view unit) {
 }
 
 std::string format(double value, std::string_view unit, bool compact) {
+    if (value == 0 && compact) return "0";  // an axis's origin, in any unit
     double scale = 1;
     if (unit == "bytes" || unit == "byte") unit = "B";
     if (in(seconds, unit, scale)) return rescaled(value * scale, seconds, compact);
