@@ -36,6 +36,8 @@ test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng slurm-wlm)
 test_packages+=(libbenchmark-tools python3-scipy python3-numpy)
 # The second OpenCL driver's virtual environment (.ci/intel-runtime.sh).
 test_packages+=(python3-venv)
+# The HTML pages checked in a real browser (tests/html/browser_check.py).
+test_packages+=(chromium chromium-driver python3-selenium)
 [ "$mode" = test ] && packages+=("${test_packages[@]}")
 
 missing=()

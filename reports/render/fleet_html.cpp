@@ -4,20 +4,15 @@
 #include <cmath>
 
 #include "render/fleet_text.hpp"
+#include "render/html_page.hpp"
 #include "render/svg_chart.hpp"
+#include "render/value_format.hpp"
 
 namespace clprobe {
 
 namespace {
 
 using svg::escape;
-
-const char* style = R"(<style>
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1100px}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums}.worse{color:#b00}.better{color:#070}
-.bar{display:inline-block;height:.8em;background:#69c}.out{background:#c33}
-</style>)";
 
 // One row per node's distance from the median, as a bar: outliers stand out at a glance.
 std::string metric_rows(const FleetAnalysis& f) {
@@ -26,11 +21,13 @@ std::string metric_rows(const FleetAnalysis& f) {
         const double worst = m.outliers.empty() ? 0 : std::fabs(m.outliers.front().relative);
         const int width = static_cast<int>(std::min(200.0, 400 * worst));
         out += fmt::format(
-            "<tr><td><code>{}</code></td><td>{}</td><td class=n>{:.4g}</td><td class=n>{:.1f}%</td>"
-            "<td class=n>{:.4g}</td><td class=n>{:.4g}</td><td class=n>{}</td>"
-            "<td><span class='bar{}' style='width:{}px'></span></td></tr>\n",
-            escape(m.metric), escape(m.unit), m.median, 100 * m.spread, m.min, m.max, m.outliers.size(),
-            m.outliers.empty() ? "" : " out", std::max(width, 1));
+            "<tr><td><code>{}</code></td><td class=num>{}</td><td class=num>{:.1f}%</td>"
+            "<td class=num>{}</td><td class=num>{}</td><td class=num>{}</td>"
+            "<td><span class='devbar{}' style='width:{}px'></span> {}</td></tr>\n",
+            escape(m.metric), escape(units::format(m.median, m.unit)), 100 * m.spread,
+            escape(units::format(m.min, m.unit)), escape(units::format(m.max, m.unit)), m.outliers.size(),
+            m.outliers.empty() ? "" : " out", std::max(width, 2),
+            m.outliers.empty() ? std::string("none") : fmt::format("{:+.1f}%", 100 * m.outliers.front().relative));
     }
     return out;
 }
@@ -57,32 +54,34 @@ std::string outlier_sections(const FleetAnalysis& f) {
 }  // namespace
 
 std::string render_fleet_html(const FleetAnalysis& f, const RenderOptions&) {
-    std::string out = "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>clprobe fleet</title>";
-    out += style;
-    out += fmt::format("</head><body>\n<h1>Fleet of {} node(s)</h1><p>{}; {} report(s) not paired.</p>\n", f.nodes,
-                       escape(f.device), f.unpaired.size());
-    out +=
-        "<h2>Headline metrics</h2><table><tr><th>metric</th><th>unit</th><th>median</th><th>spread</th>"
-        "<th>min</th><th>max</th><th>outliers</th><th>largest deviation</th></tr>\n";
-    out += metric_rows(f) + "</table>\n";
+    std::string out = html::page_start("clprobe fleet");
+    out += fmt::format("<h1>Fleet of {} node(s)</h1><p>{}; {} report(s) not paired.</p>\n", f.nodes, escape(f.device),
+                       f.unpaired.size());
+    out += "<h2>Headline metrics</h2>";
+    out += html::scroll_table(
+        "<tr><th>metric</th><th>median</th><th>spread</th><th>min</th><th>max</th><th>outliers</th>"
+        "<th>largest deviation</th></tr>",
+        metric_rows(f));
     out += fmt::format("<h2>Outliers ({}, {} worse)</h2>\n", f.outliers.size(), f.worse_outliers());
     out += outlier_sections(f);
-    out += "<h2>Findings on only some nodes</h2><table><tr><th>finding</th><th>nodes</th><th>which</th></tr>\n";
+    out +=
+        "<h2>Findings on only some nodes</h2><div "
+        "class=\"scroll\"><table><tr><th>finding</th><th>nodes</th><th>which</th></tr>\n";
     for (const auto& p : f.partial_findings) {
         std::string which;
         for (const auto& n : p.nodes)
             which += (which.empty() ? "" : ", ") + escape(n);
-        out += fmt::format("<tr><td><code>{}</code></td><td class=n>{} of {}</td><td>{}</td></tr>\n", escape(p.id),
+        out += fmt::format("<tr><td><code>{}</code></td><td class=num>{} of {}</td><td>{}</td></tr>\n", escape(p.id),
                            p.nodes.size(), f.nodes, which);
     }
-    out += "</table>\n";
+    out += "</table></div>\n";
     if (!f.unpaired.empty()) {
         out += "<h2>Not paired</h2><ul>\n";
         for (const auto& u : f.unpaired)
             out += fmt::format("<li><code>{}</code>: {}</li>\n", escape(u.source), escape(u.reason));
         out += "</ul>\n";
     }
-    return out + "</body></html>\n";
+    return out + html::page_end();
 }
 
 }  // namespace clprobe

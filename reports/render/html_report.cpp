@@ -6,11 +6,13 @@
 #include <map>
 #include <set>
 
-#include "core/memory_roofs.hpp"
-#include "core/roofline_facts.hpp"
-#include "render/finding_size.hpp"
+#include "render/html_findings.hpp"
+#include "render/html_page.hpp"
+#include "render/html_roofline.hpp"
+#include "render/html_timeline.hpp"
 #include "render/svg_chart.hpp"
 #include "render/trace_summary_text.hpp"
+#include "render/value_format.hpp"
 
 namespace clprobe {
 
@@ -23,17 +25,13 @@ Labels without(Labels labels, const std::string& key) {
     return labels;
 }
 
-constexpr const char* style = R"(
-body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1100px;color:#222;line-height:1.4}
-h1{font-size:22px;margin-bottom:4px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}
-h3{font-size:15px;margin-bottom:4px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 7px;vertical-align:top;overflow-wrap:break-word}
-th{background:#f4f4f4;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.ok{color:#1a7f37}.error{color:#c62828}.unsupported,.skipped{color:#a66a00}.meta{color:#555;font-size:13px}
-.warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:4px 0}
-.good{background:#eef8f0;border-left:4px solid #1a7f37;padding:6px 10px;margin:4px 0}
-code{background:#f4f4f4;padding:0 3px;overflow-wrap:anywhere}
-)";
+// A size sweep's vertical axis: what the metric measures, in its unit.
+std::string metric_axis_title(const std::string& metric, const std::string& unit) {
+    if (unit == "GB/s" || unit == "MB/s") return "bandwidth";
+    if (unit == "s" || unit == "ms" || unit == "us" || unit == "ns") return "time";
+    if (unit == "GFLOP/s") return "throughput";
+    return metric.substr(metric.rfind('.') + 1);
+}
 
 void header(std::string& out, const RunReport& r) {
     out += fmt::format("<h1>clprobe report{}</h1>\n", r.complete ? "" : " (incomplete: the run was interrupted)");
@@ -67,83 +65,6 @@ void trust(std::string& out, const RunReport& r) {
         if (!n.warning) out += fmt::format("<p class=\"meta\">{}</p>\n", escape(n.text));
 }
 
-// One table per kind: the ranked findings with their gain, the device notes with their factor.
-void findings_table(std::string& out, const RunReport& r, FindingKind kind) {
-    const bool ranked = kind == FindingKind::ranked;
-    out += ranked ? "<h2>Ranked findings</h2>\n<p class=\"meta\">Gain: a share of a step measured in this run.</p>\n"
-                  : "<h2>Device notes</h2>\n<p class=\"meta\">Unranked: traits of this device or machine, with their "
-                    "factor.</p>\n";
-    std::string rows;
-    for (const auto& f : r.findings) {
-        if (f.kind != kind) continue;
-        std::string evidence;
-        for (const auto& e : f.evidence)
-            evidence += fmt::format("{}<code>{}</code> = {:.4g} {}{}", evidence.empty() ? "" : "<br>",
-                                    escape(labelled_metric(e.metric, e.labels)), e.value, escape(e.unit),
-                                    e.expectation.empty() ? "" : " (" + escape(e.expectation) + ")");
-        rows += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td><b>{}</b><br><code>{}</code></td><td>{}</td><td>{}</td><td class=\"num\">{}"
-            "</td><td class=\"num\">{:.2f}{}</td></tr>\n",
-            ranked ? std::to_string(f.rank) : "&ndash;", escape(f.layer), escape(f.title), escape(f.id), evidence,
-            escape(f.suggestion), finding_size(f).cell(), f.confidence, f.uncertain ? " (uncertain)" : "");
-    }
-    if (rows.empty()) {
-        out +=
-            ranked ? "<p>None: no finding's gain is a share of a step measured in this run.</p>\n" : "<p>None.</p>\n";
-        return;
-    }
-    out += fmt::format(
-        "<table><tr><th>#</th><th>Layer</th><th>Finding</th><th>Evidence</th><th>Suggestion</th><th>{}</th>"
-        "<th>Confidence</th></tr>\n{}</table>\n",
-        ranked ? "Gain" : "Factor", rows);
-}
-
-void findings(std::string& out, const RunReport& r) {
-    findings_table(out, r, FindingKind::ranked);
-    findings_table(out, r, FindingKind::note);
-}
-
-// The hierarchical roofline: this run's own compute ceilings, a bandwidth roof per memory level
-// (kernel.memory_levels) beside the memory roof (kernel.peak.bandwidth), and every point a
-// workload probe placed, labelled with the level its working set lives in (core/roofline_facts.hpp).
-void roofline(std::string& out, const RunReport& r) {
-    const auto* bw = find_measurement(r, "kernel.peak.bandwidth");
-    const auto* fp32 = find_measurement(r, "kernel.peak.fp32");
-    if (!bw || !fp32) return;
-    const auto* fp64 = find_measurement(r, "kernel.peak.fp64");
-    std::vector<svg::Series> series;
-    auto roof = [&](double compute, double bandwidth, const std::string& name, bool dashed) {
-        svg::Series s{name, {}, dashed, false, true};
-        for (double ai = 1.0 / 16; ai <= 256; ai *= 1.25)
-            s.points.push_back({ai, std::min(compute, ai * bandwidth)});
-        series.push_back(std::move(s));
-    };
-    roof(fp32->summary.median, bw->summary.median, "fp32 roof (memory)", false);
-    if (fp64) roof(fp64->summary.median, bw->summary.median, "fp64 roof (memory)", true);
-    std::string levels;
-    if (const auto facts = memory_roof_facts_of(r.results))
-        for (const auto& level : facts->roofs) {
-            if (level.level == "memory") continue;  // kernel.peak.bandwidth draws it
-            roof(fp32->summary.median, level.gb_per_s, fmt::format("fp32 roof ({})", level.level), true);
-            levels += fmt::format(", {} {:.4g} GB/s", level.level, level.gb_per_s);
-        }
-    for (const auto& p : r.results)
-        for (const auto& pt : roofline_points_of(p)) {
-            const std::string name =
-                (pt.label.empty() ? p.id : pt.label) + (pt.level.empty() ? "" : " [" + pt.level + "]");
-            series.push_back({name, {{pt.intensity, pt.gflops}}, false, true, false});
-        }
-    out += fmt::format(
-        "<h2>Roofline</h2>\n<p class=\"meta\">Ceilings measured in this run: memory roof = "
-        "<code>kernel.peak.bandwidth</code> ({:.4g} GB/s) x arithmetic intensity{}; compute roofs = "
-        "<code>kernel.peak.fp32</code> ({:.4g} GFLOP/s){}. Points are workload variants, each held against the roof "
-        "of the memory level its working set lives in (in brackets).</p>\n",
-        bw->summary.median, levels.empty() ? "" : "; cache roofs (<code>kernel.roof.bandwidth</code>)" + levels,
-        fp32->summary.median,
-        fp64 ? fmt::format(" and <code>kernel.peak.fp64</code> ({:.4g} GFLOP/s)", fp64->summary.median) : "");
-    out += svg::line_chart(series, {"arithmetic intensity (FLOP/byte)", true}, {"GFLOP/s", true}, 760, 380);
-}
-
 // Metrics swept over a "size" label (transfer curves): one series per remaining label set.
 void curves(std::string& out, const RunReport& r) {
     std::map<std::string, std::map<std::string, svg::Series>> by_metric;
@@ -173,7 +94,13 @@ void curves(std::string& out, const RunReport& r) {
             series.push_back(std::move(s));
         }
         out += fmt::format("<h3><code>{}</code></h3>\n", escape(metric));
-        out += svg::line_chart(series, {"size (bytes)", true}, {units[metric], true});
+        // Lines that coincide stay apart by their markers and dashes.
+        for (std::size_t i = 0; i < series.size(); ++i) {
+            series[i].marker = static_cast<svg::Marker>(i % 5);
+            series[i].dashed = i % 2 == 1;
+        }
+        out += svg::line_chart(series, {"transfer size", true, "B"},
+                               {metric_axis_title(metric, units[metric]), true, units[metric]});
     }
 }
 
@@ -190,34 +117,62 @@ void variants(std::string& out, const RunReport& r) {
             if (ms.size() < 4) continue;
             if (!any) out += "<h2>Variants</h2>\n";
             any = true;
-            std::vector<svg::Bar> bars;
+            // Labels every variant shares go to the heading: the rows differ in what is left.
+            Labels common = ms.front()->labels;
             for (const auto* m : ms)
-                bars.push_back({labels_to_string(m->labels), m->summary.median, m->summary.min, m->summary.max});
-            out += fmt::format("<h3><code>{}</code> ({})</h3>\n", escape(metric), escape(p.id));
-            out += svg::bar_chart(bars, ms.front()->unit, 760);
+                for (auto it = common.begin(); it != common.end();) {
+                    auto found = m->labels.find(it->first);
+                    it = found == m->labels.end() || found->second != it->second ? common.erase(it) : std::next(it);
+                }
+            std::vector<svg::Bar> bars;
+            for (const auto* m : ms) {
+                Labels own = m->labels;
+                for (const auto& [k, v] : common)
+                    own.erase(k);
+                bars.push_back({labels_to_string(own), m->summary.median, m->summary.min, m->summary.max});
+            }
+            out +=
+                fmt::format("<h3><code>{}</code> ({}){}</h3>\n", escape(metric), escape(p.id),
+                            common.empty() ? "" : ", all with <code>" + escape(labels_to_string(common)) + "</code>");
+            out += svg::bar_chart(bars, ms.front()->unit, "variant", 760);
         }
     }
 }
 
-// Pipelines broken into stages (label "stage"): one stacked bar per remaining label set.
+// Pipelines broken into stages (label "stage"): one row per remaining label set, against the step
+// time measured with the same labels ("<pipeline>.step_time"), so overlapping stages show as such.
 void pipelines(std::string& out, const RunReport& r) {
-    std::map<std::string, std::map<std::string, std::vector<svg::Segment>>> by_metric;
+    std::map<std::string, std::map<std::string, svg::StageRow>> by_metric;
     std::map<std::string, std::string> units;
     for (const auto& p : r.results)
         for (const auto& m : p.measurements) {
             auto it = m.labels.find("stage");
             if (it == m.labels.end()) continue;
-            by_metric[m.metric][labels_to_string(without(m.labels, "stage"))].push_back({it->second, m.summary.median});
+            const Labels rest = without(m.labels, "stage");
+            auto& row = by_metric[m.metric][labels_to_string(rest)];
+            row.stages.push_back({it->second, m.summary.median});
+            const std::string suffix = ".stage_time";
+            if (row.step == 0 && m.metric.size() > suffix.size() &&
+                m.metric.compare(m.metric.size() - suffix.size(), suffix.size(), suffix) == 0) {
+                const std::string step = m.metric.substr(0, m.metric.size() - suffix.size()) + ".step_time";
+                if (const auto* s = find_measurement(p, step, rest); s && s->unit == m.unit)
+                    row.step = s->summary.median;
+            }
             units[m.metric] = m.unit;
         }
     if (by_metric.empty()) return;
-    out += "<h2>Pipeline time breakdown</h2>\n";
-    for (const auto& [metric, rows_map] : by_metric) {
-        std::vector<std::pair<std::string, std::vector<svg::Segment>>> rows(rows_map.begin(), rows_map.end());
-        for (auto& row : rows)
-            if (row.first.empty()) row.first = metric;
+    out +=
+        "<h2>Pipeline time breakdown</h2>\n<p class=\"meta\">Stages that add up to the step are stacked; where "
+        "they add up to more than the measured step they ran at the same time (double buffering), and are drawn "
+        "overlapping under the step.</p>\n";
+    for (auto& [metric, rows_map] : by_metric) {
+        std::vector<svg::StageRow> rows;
+        for (auto& [name, row] : rows_map) {
+            row.name = name.empty() ? metric : name;
+            rows.push_back(std::move(row));
+        }
         out += fmt::format("<h3><code>{}</code></h3>\n", escape(metric));
-        out += svg::stacked_bars(rows, units[metric], 760);
+        out += svg::stage_chart(rows, units[metric], 760);
     }
 }
 
@@ -231,39 +186,39 @@ void tables(std::string& out, const RunReport& r) {
                            escape(p.id), escape(p.title), lost ? "error" : status, status, p.wall_seconds);
         if (!p.reason.empty()) out += fmt::format("<p>{}</p>\n", escape(p.reason));
         if (p.measurements.empty()) continue;
-        out +=
-            "<table><tr><th>Metric</th><th>Median</th><th>Unit</th><th>cv</th><th>min</th><th>max</th><th>n</th>"
-            "<th>Timer</th></tr>\n";
+        std::string rows;
         for (const auto& m : p.measurements)
-            out += fmt::format(
-                "<tr><td><code>{}</code>{}</td><td class=\"num\">{:.4g}</td><td>{}</td><td class=\"num\">{:.1f}%</td>"
-                "<td class=\"num\">{:.4g}</td><td class=\"num\">{:.4g}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+            rows += fmt::format(
+                "<tr><td><code>{}</code>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1f}%</td>"
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
                 escape(labelled_metric(m.metric, m.labels)),
-                m.note.empty() ? "" : "<br><small>" + escape(m.note) + "</small>", m.summary.median, escape(m.unit),
-                100 * m.summary.cv, m.summary.min, m.summary.max, m.summary.n, to_string(m.timer));
-        out += "</table>\n";
+                m.note.empty() ? "" : "<br><small>" + escape(m.note) + "</small>",
+                escape(units::format(m.summary.median, m.unit)), 100 * m.summary.cv,
+                escape(units::format(m.summary.min, m.unit)), escape(units::format(m.summary.max, m.unit)), m.summary.n,
+                to_string(m.timer));
+        out += html::scroll_table(
+            "<tr><th>Metric</th><th>Median</th><th>cv</th><th>min</th><th>max</th><th>n</th><th>Timer</th></tr>", rows);
     }
 }
 
 }  // namespace
 
 std::string render_html(const RunReport& r, const RenderOptions&) {
-    std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>clprobe report</title>";
-    out += fmt::format("<style>{}</style></head><body>\n", style);
+    std::string out = html::page_start("clprobe report");
     header(out, r);
     trust(out, r);
     // A traced program: how it ended and where its wall time went, as the text report says it
     // (the stage breakdown is also drawn with the pipelines below).
     if (const std::string program = render_trace_summary(r); !program.empty())
         out += "<h2>Traced program</h2>\n<pre>" + escape(program.substr(program.find('\n') + 1)) + "</pre>\n";
-    findings(out, r);
-    roofline(out, r);
+    out += html::timeline_section(r);
+    out += html::findings_section(r);
+    out += html::roofline_section(r);
     pipelines(out, r);
     curves(out, r);
     variants(out, r);
     tables(out, r);
-    out += "</body></html>\n";
-    return out;
+    return out + html::page_end();
 }
 
 }  // namespace clprobe

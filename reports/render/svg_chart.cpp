@@ -6,67 +6,86 @@
 #include <cmath>
 #include <limits>
 
+#include "render/svg_common.hpp"
+#include "render/value_format.hpp"
+
 namespace clprobe::svg {
+
+using namespace detail;
 
 namespace {
 
-// Colour-blind-safe palette (Okabe-Ito), cycled.
-constexpr const char* palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-                                   "#E69F00", "#56B4E9", "#F0E442", "#000000"};
-const char* colour(std::size_t i) {
-    return palette[i % std::size(palette)];
-}
-
-struct Scale {
-    double lo = 0, hi = 1;
-    bool log = false;
-    double px0 = 0, px1 = 1;  // pixel range (px1 may be < px0 for the y axis)
-
-    double map(double v) const {
-        const double t =
-            log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
-        return px0 + t * (px1 - px0);
-    }
+struct Box {
+    double x0, y0, x1, y1;
+    bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
 };
 
-// Extends [lo, hi] to round numbers: decades on log axes, a little headroom on linear ones.
-void widen(double& lo, double& hi, bool log) {
-    if (!(lo < hi)) {
-        const double v = std::isfinite(lo) ? lo : 1;
-        lo = log ? v / 2 : v - std::max(1.0, std::fabs(v) * 0.5);
-        hi = log ? v * 2 : v + std::max(1.0, std::fabs(v) * 0.5);
-    }
-    if (log) {
-        lo = std::pow(10.0, std::floor(std::log10(lo)));
-        hi = std::pow(10.0, std::ceil(std::log10(hi)));
-    } else {
-        lo = std::min(0.0, lo);
-        hi = hi * 1.08;
-    }
-}
+// Places short texts beside their anchors without covering one another or leaving the plot:
+// the first of a few candidate positions that is free wins; when none is, the least crowded.
+class LabelPlacer {
+  public:
+    explicit LabelPlacer(Box area) : area_(area) {}
 
-std::vector<double> ticks(double lo, double hi, bool log) {
-    std::vector<double> t;
-    if (log) {
-        const bool few_decades = std::log10(hi / lo) <= 2.5;
-        for (double d = lo; d <= hi * 1.0001; d *= 10) {
-            t.push_back(d);
-            if (few_decades && d * 2 < hi) t.push_back(d * 2);
-            if (few_decades && d * 5 < hi) t.push_back(d * 5);
+    void reserve(const Box& b) { taken_.push_back(b); }
+
+    // Returns the text's anchor (start) position for a text of chars glyphs next to (x, y).
+    std::pair<double, double> place(double x, double y, std::size_t chars, double gap = 5) {
+        const double w = static_cast<double>(chars) * char_px, h = 11;
+        const std::pair<double, double> candidates[] = {
+            {x + gap, y + 4},   {x - gap - w, y + 4},           {x - w / 2, y - gap - 1},   {x - w / 2, y + gap + h},
+            {x + gap, y - gap}, {x - gap - w, y + gap + h - 2}, {x + gap, y + gap + h - 2}, {x - gap - w, y - gap}};
+        std::size_t best = 0, best_hits = std::numeric_limits<std::size_t>::max();
+        for (std::size_t i = 0; i < std::size(candidates); ++i) {
+            const auto [tx, ty] = candidates[i];
+            const Box b{tx, ty - h + 2, tx + w, ty + 2};
+            if (b.x0 < area_.x0 || b.x1 > area_.x1 || b.y0 < area_.y0 || b.y1 > area_.y1) continue;
+            const auto hits = static_cast<std::size_t>(
+                std::count_if(taken_.begin(), taken_.end(), [&](const Box& t) { return t.overlaps(b); }));
+            if (hits < best_hits) best = i, best_hits = hits;
+            if (hits == 0) break;
         }
-        return t;
+        auto [tx, ty] = candidates[best];
+        tx = std::clamp(tx, area_.x0, std::max(area_.x0, area_.x1 - w));
+        ty = std::clamp(ty, area_.y0 + h - 2, area_.y1 - 2);
+        taken_.push_back({tx, ty - h + 2, tx + w, ty + 2});
+        return {tx, ty};
     }
-    const double raw = (hi - lo) / 5;
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double step = raw / mag < 2 ? 2 * mag : raw / mag < 5 ? 5 * mag : 10 * mag;
-    for (double v = std::ceil(lo / step) * step; v <= hi + 1e-9; v += step)
-        t.push_back(v);
-    return t;
+
+  private:
+    Box area_;
+    std::vector<Box> taken_;
+};
+
+std::string marker_shape(Marker m, double x, double y, const std::string& fill, double r = 4) {
+    switch (m) {
+        case Marker::circle:
+            return fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="{:.1f}" fill="{}")", x, y, r, fill);
+        case Marker::square:
+            return fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}")", x - r, y - r,
+                               2 * r, 2 * r, fill);
+        case Marker::triangle:
+            return fmt::format(R"(<path d="M{:.1f},{:.1f}L{:.1f},{:.1f}L{:.1f},{:.1f}Z" fill="{}")", x, y - r - 1,
+                               x + r + 1, y + r, x - r - 1, y + r, fill);
+        case Marker::diamond:
+            return fmt::format(
+                R"(<path d="M{0:.1f},{1:.1f}L{2:.1f},{3:.1f}L{0:.1f},{4:.1f}L{5:.1f},{3:.1f}Z" fill="{6}")", x,
+                y - r - 1, x + r + 1, y, y + r + 1, x - r - 1, fill);
+        case Marker::cross:
+            return fmt::format(
+                R"(<path d="M{:.1f},{:.1f}L{:.1f},{:.1f}M{:.1f},{:.1f}L{:.1f},{:.1f}" stroke="{}" stroke-width="2.5")",
+                x - r, y - r, x + r, y + r, x - r, y + r, x + r, y - r, fill);
+    }
+    return {};
 }
 
-std::string number(double v) {
-    if (v != 0 && (std::fabs(v) >= 1e5 || std::fabs(v) < 1e-2)) return fmt::format("{:.0e}", v);
-    return fmt::format("{:.4g}", v);
+// The legend's swatch for a series: its marker or its line, in a tiny SVG of its own.
+std::string swatch(const Series& s, const std::string& fill) {
+    std::string out = R"(<svg width="22" height="12" aria-hidden="true">)";
+    if (s.line)
+        out += fmt::format(R"(<line x1="1" x2="21" y1="6" y2="6" stroke="{}" stroke-width="2"{}/>)", fill,
+                           s.dashed ? R"( stroke-dasharray="5 3")" : "");
+    if (s.markers) out += marker_shape(s.marker, 11, 6, fill, 3.5) + "/>";
+    return out + "</svg>";
 }
 
 }  // namespace
@@ -95,141 +114,93 @@ std::string escape(std::string_view text) {
 }
 
 std::string line_chart(const std::vector<Series>& series, const Axis& x, const Axis& y, int width, int height) {
-    constexpr int left = 70, right = 170, top = 16, bottom = 48;
+    constexpr int left = 78, right = 16, top = 14, bottom = 46;
     double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, ylo = xlo, yhi = -xlo;
+    auto drawable = [&](const Point& p) {
+        return !((x.log && p.x <= 0) || (y.log && p.y <= 0) || !std::isfinite(p.x) || !std::isfinite(p.y));
+    };
     for (const auto& s : series)
-        for (const auto& p : s.points) {
-            if ((x.log && p.x <= 0) || (y.log && p.y <= 0) || !std::isfinite(p.x) || !std::isfinite(p.y)) continue;
-            xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
-        }
+        for (const auto& p : s.points)
+            if (drawable(p))
+                xlo = std::min(xlo, p.x), xhi = std::max(xhi, p.x), ylo = std::min(ylo, p.y), yhi = std::max(yhi, p.y);
     if (!std::isfinite(xlo)) return "<p><em>no data to plot</em></p>";
     widen(xlo, xhi, x.log);
     widen(ylo, yhi, y.log);
     const Scale sx{xlo, xhi, x.log, double(left), double(width - right)};
     const Scale sy{ylo, yhi, y.log, double(height - bottom), double(top)};
 
-    std::string out = fmt::format(
-        R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="11">)",
-        width, height);
+    std::string out = "<figure class=\"chart\">" + open_svg(width, height, y.title + " against " + x.title);
     out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888"/>)", left, top,
                        width - left - right, height - top - bottom);
-    for (double t : ticks(xlo, xhi, x.log)) {
+    for (double t : ticks(xlo, xhi, x.log, x.unit)) {
         const double px = sx.map(t);
-        out += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#ddd"/>)", px, top,
+        out += fmt::format(R"(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1}" y2="{2}" stroke="#e4e4e4"/>)", px, top,
                            height - bottom);
-        out += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)", px, height - bottom + 14,
-                           number(t));
+        const std::string text = units::format(t, x.unit, true);
+        const double half = static_cast<double>(text.size()) * char_px / 2;
+        out += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{}</text>)",
+                           std::clamp(px, half, width - half), height - bottom + 14, escape(text));
     }
-    for (double t : ticks(ylo, yhi, y.log)) {
+    for (double t : ticks(ylo, yhi, y.log, y.unit)) {
         const double py = sy.map(t);
-        out += fmt::format(R"(<line x1="{0}" x2="{1}" y1="{2:.1f}" y2="{2:.1f}" stroke="#ddd"/>)", left, width - right,
-                           py);
-        out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{}</text>)", left - 4, py + 4, number(t));
+        out += fmt::format(R"(<line x1="{0}" x2="{1}" y1="{2:.1f}" y2="{2:.1f}" stroke="#e4e4e4"/>)", left,
+                           width - right, py);
+        out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{}</text>)", left - 4,
+                           std::max(py + 4, double(top) + 4), escape(units::format(t, y.unit, true)));
     }
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (left + width - right) / 2, height - 10,
-                       escape(x.title));
-    out += fmt::format(R"svg(<text transform="translate(14,{}) rotate(-90)" text-anchor="middle">{}</text>)svg",
-                       (top + height - bottom) / 2, escape(y.title));
+    out += axis_title((left + width - right) / 2.0, height - 10, x.title, false);
+    out += axis_title(14, (top + height - bottom) / 2.0, y.title, true);
 
+    LabelPlacer placer({double(left) + 2, double(top) + 2, double(width - right) - 2, double(height - bottom) - 2});
+    // Markers first, so that labels keep off every marker, not only the ones drawn before them.
+    for (const auto& s : series)
+        if (s.markers)
+            for (const auto& p : s.points)
+                if (drawable(p)) placer.reserve({sx.map(p.x) - 5, sy.map(p.y) - 5, sx.map(p.x) + 5, sy.map(p.y) + 5});
+
+    std::string legend, labels;
     for (std::size_t i = 0; i < series.size(); ++i) {
         const auto& s = series[i];
+        const std::string fill = s.colour.empty() ? colour(i) : s.colour;
         std::string path;
-        for (const auto& p : s.points) {
-            if ((x.log && p.x <= 0) || (y.log && p.y <= 0)) continue;
-            path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", sx.map(p.x), sy.map(p.y));
-        }
-        if (s.line && !path.empty())
-            out += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"{}/>)", path, colour(i),
-                               s.dashed ? R"( stroke-dasharray="6 4")" : "");
-        if (s.markers)
-            for (const auto& p : s.points) {
-                if ((x.log && p.x <= 0) || (y.log && p.y <= 0)) continue;
-                out += fmt::format(
-                    R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"><title>{}: {} , {}</title></circle>)",
-                    sx.map(p.x), sy.map(p.y), colour(i), escape(s.name), number(p.x), number(p.y));
+        std::vector<Point> shown;
+        for (const auto& p : s.points)
+            if (drawable(p)) {
+                path += fmt::format("{}{:.1f},{:.1f} ", path.empty() ? "M" : "L", sx.map(p.x), sy.map(p.y));
+                shown.push_back(p);
             }
-        const int ly = top + 14 + static_cast<int>(i) * 16;
-        out += fmt::format(R"(<rect x="{}" y="{}" width="12" height="4" fill="{}"/>)", width - right + 10, ly - 4,
-                           colour(i));
-        out += fmt::format(R"(<text x="{}" y="{}">{}</text>)", width - right + 26, ly, escape(s.name));
-    }
-    return out + "</svg>";
-}
-
-std::string bar_chart(const std::vector<Bar>& bars, const std::string& unit, int width) {
-    if (bars.empty()) return "<p><em>no data to plot</em></p>";
-    constexpr int label_width = 260, row = 18, top = 8, right = 70;
-    const int height = top + row * static_cast<int>(bars.size()) + 24;
-    double hi = 0;
-    for (const auto& b : bars)
-        hi = std::max({hi, b.value, b.high});
-    if (hi <= 0) hi = 1;
-    const Scale sx{0, hi * 1.05, false, double(label_width), double(width - right)};
-    std::string out = fmt::format(
-        R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="11">)",
-        width, height);
-    for (std::size_t i = 0; i < bars.size(); ++i) {
-        const auto& b = bars[i];
-        const double y = top + row * static_cast<double>(i);
-        out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{}</text>)", label_width - 6, y + 12,
-                           escape(b.label));
-        out += fmt::format(
-            R"(<rect x="{}" y="{:.1f}" width="{:.1f}" height="{}" fill="{}"><title>{} {}</title></rect>)", label_width,
-            y + 3, sx.map(b.value) - label_width, row - 6, colour(0), number(b.value), escape(unit));
-        if (b.high > b.low)
-            out += fmt::format(R"(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="#333"/>)",
-                               sx.map(b.low), sx.map(b.high), y + row / 2.0, y + row / 2.0);
-        out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)", sx.map(std::max(b.value, b.high)) + 4, y + 12,
-                           number(b.value));
-    }
-    out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (label_width + width - right) / 2,
-                       height - 6, escape(unit));
-    return out + "</svg>";
-}
-
-std::string stacked_bars(const std::vector<std::pair<std::string, std::vector<Segment>>>& rows, const std::string& unit,
-                         int width) {
-    if (rows.empty()) return "<p><em>no data to plot</em></p>";
-    constexpr int label_width = 200, row = 28, top = 8, right = 20;
-    double hi = 0;
-    for (const auto& [name, segs] : rows) {
-        double total = 0;
-        for (const auto& s : segs)
-            total += std::max(0.0, s.value);
-        hi = std::max(hi, total);
-    }
-    if (hi <= 0) hi = 1;
-    const int legend_rows = 2;
-    const int height = top + row * static_cast<int>(rows.size()) + 24 + legend_rows * 14;
-    const Scale sx{0, hi * 1.02, false, double(label_width), double(width - right)};
-    std::string out = fmt::format(
-        R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="11">)",
-        width, height);
-    std::vector<std::string> legend;
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-        const double y = top + row * static_cast<double>(r);
-        out += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{}</text>)", label_width - 6, y + 17,
-                           escape(rows[r].first));
-        double x = 0;
-        for (const auto& s : rows[r].second) {
-            auto it = std::find(legend.begin(), legend.end(), s.label);
-            const std::size_t ci = static_cast<std::size_t>(it - legend.begin());
-            if (it == legend.end()) legend.push_back(s.label);
-            const double w = sx.map(x + std::max(0.0, s.value)) - sx.map(x);
-            out += fmt::format(
-                R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}" fill="{}"><title>{}: {} {}</title></rect>)",
-                sx.map(x), y + 4, w, row - 8, colour(ci), escape(s.label), number(s.value), escape(unit));
-            x += std::max(0.0, s.value);
+        if (shown.empty()) continue;
+        if (s.line)
+            out += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="2"{}><title>{}</title></path>)",
+                               path, fill, s.dashed ? R"( stroke-dasharray="6 4")" : "", escape(s.name));
+        if (s.markers)
+            for (const auto& p : shown)
+                out += marker_shape(s.marker, sx.map(p.x), sy.map(p.y), fill) +
+                       fmt::format("><title>{}{}: {}, {}</title></{}>", escape(s.name),
+                                   p.key.empty() ? "" : " (" + escape(p.key) + ")", escape(units::format(p.x, x.unit)),
+                                   escape(units::format(p.y, y.unit)),
+                                   s.marker == Marker::circle   ? "circle"
+                                   : s.marker == Marker::square ? "rect"
+                                                                : "path");
+        for (const auto& p : shown)
+            if (!p.key.empty()) {
+                const auto [tx, ty] = placer.place(sx.map(p.x), sy.map(p.y), p.key.size());
+                labels += fmt::format(R"(<text class="point-key" x="{:.1f}" y="{:.1f}" fill="{}">{}</text>)", tx, ty,
+                                      fill, escape(p.key));
+            }
+        if (!s.line_label.empty()) {
+            const Point& p = s.label_at_end ? shown.back() : shown.front();
+            const double px = sx.map(p.x), py = sy.map(p.y);
+            const auto [tx, ty] = s.label_at_end ? placer.place(px - 4, py - 10, s.line_label.size(), 0)
+                                                 : placer.place(px, py - 12, s.line_label.size(), 2);
+            labels += fmt::format(R"(<text class="line-label" x="{:.1f}" y="{:.1f}" fill="{}">{}</text>)", tx, ty, fill,
+                                  escape(s.line_label));
         }
+        if (s.in_legend) legend += "<span>" + swatch(s, fill) + escape(s.name) + "</span>";
     }
-    const int ly = top + row * static_cast<int>(rows.size()) + 14;
-    for (std::size_t i = 0; i < legend.size(); ++i) {
-        const int lx = label_width + static_cast<int>(i % 4) * 110, yy = ly + static_cast<int>(i / 4) * 14;
-        out += fmt::format(R"(<rect x="{}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}">{}</text>)", lx,
-                           yy - 9, colour(i), lx + 14, yy, escape(legend[i]));
-    }
-    out += fmt::format(R"(<text x="{}" y="{}">{}</text>)", width - right - 60, height - 4, escape(unit));
-    return out + "</svg>";
+    out += labels + "</svg>";
+    if (!legend.empty()) out += "<div class=\"legend\">" + legend + "</div>";
+    return out + "</figure>";
 }
 
 }  // namespace clprobe::svg

@@ -29,6 +29,7 @@
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "trace/program_runner.hpp"
+#include "trace/trace_lanes.hpp"
 #include "trace/trace_reader.hpp"
 #include "trace/trace_timeline.hpp"
 
@@ -158,8 +159,11 @@ std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDev
 }
 
 ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const RunReport& report,
-                           const std::string& layer) {
+                           const std::string& layer, const std::string& perfetto_file) {
     ProbeResult r = program_probe_result(analyse_trace(trace, run, bandwidth_roofs_of(report.results)));
+    // The HTML page draws the timeline from these lanes and links the Perfetto file.
+    r.attributes["timeline"] = timeline_lanes(trace, run);
+    if (!perfetto_file.empty()) r.attributes["perfetto_file"] = perfetto_file;
     r.attributes["layer_library"] = layer;
     if (run.timed_out) {
         // What it recorded up to then is still analysed; the status says it was cut short.
@@ -249,7 +253,9 @@ int run_trace(TraceOptions o) {
         report.results.push_back(std::move(r));
     const ProgramTrace trace = read_program_trace_file(records).value_or(ProgramTrace{});
     if (temporary) std::filesystem::remove(records);
-    report.results.push_back(program_result(trace, launched.run, report, layer));
+    report.results.push_back(
+        program_result(trace, launched.run, report, layer,
+                       o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string()));
     report.complete = !launched.run.interrupted && !launched.run.timed_out;
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);

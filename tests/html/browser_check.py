@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Every kind of HTML page clprobe writes, loaded in a real browser (Debian's chromium, headless,
+driven by python3-selenium and chromium-driver), rendered from saved reports in tests/fixtures:
+
+  - no horizontal overflow at 1,400 px and at 800 px (the page never scrolls sideways);
+  - no SVG text outside its SVG (legends, labels and ticks stay inside their chart);
+  - every chart (svg.plot) names its axes (text.axis-title.x and .y);
+  - the trace page has a timeline (svg.timeline) with one lane per queue the program used.
+
+Full-page screenshots go to OUT (default: build/html-browser/). Exit 77 (ctest's skip) with a
+message when no browser or driver is installed.
+
+usage: browser_check.py CLPROBE SOURCE_DIR [--out DIR] [--page NAME]..."""
+import argparse
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+WIDTHS = (1400, 800)
+
+
+def skip(why):
+    print(f"SKIP: {why}; install chromium, chromium-driver and python3-selenium to run this check")
+    sys.exit(SKIP)
+
+
+def browser():
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        skip("python3-selenium is not installed")
+    chrome = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    driver = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    if not chrome or not driver:
+        skip("no chromium or chromedriver found")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chrome
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+              "--force-device-scale-factor=1"):
+        opts.add_argument(a)
+    try:
+        return webdriver.Chrome(service=Service(driver), options=opts)
+    except Exception as e:  # no display libraries, a sandbox that cannot start...
+        skip(f"chromium did not start ({str(e).splitlines()[0]})")
+
+
+def run(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def fleet_reports(base_path, work):
+    """Four nodes from one saved run: three alike, one with another driver and half the kernel speed."""
+    with open(base_path) as f:
+        base = json.load(f)
+    paths = []
+    for i in range(4):
+        doc = copy.deepcopy(base)
+        doc["host"]["hostname"] = f"node{i}"
+        for p in doc["results"]:
+            for m in p.get("measurements", []):
+                if m.get("timer") == "none":
+                    continue
+                f = 1 + 0.004 * (i % 3 - 1)
+                if i == 2 and p.get("layer") == "kernel":
+                    f *= 0.5
+                f = f if m.get("higher_is_better", True) else 1 / f
+                m["samples"] = [s * f for s in m.get("samples", [])]
+                for k in ("min", "max", "median", "mean", "stddev", "ci95_low", "ci95_high"):
+                    if k in m["summary"]:
+                        m["summary"][k] *= f
+        if i == 2:
+            doc["device"]["driver_version"] = "9.9-other"
+        paths.append(os.path.join(work, f"node{i}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(doc, f)
+    return paths
+
+
+def pages(clprobe, source, work):
+    """{name: (html path, expected queues or None)} for every page kind."""
+    fixtures = os.path.join(source, "tests", "fixtures", "reports")
+    out = {}
+    for name in ("default_quick", "pocl_kernel_quick", "synthetic_minimal", "trace_sync_each"):
+        src = os.path.join(fixtures, name + ".json")
+        path = os.path.join(work, name + ".html")
+        with open(path, "w") as f:
+            f.write(run([clprobe, "report", src, "--format", "html"]))
+        queues = None
+        if name.startswith("trace_"):
+            with open(src) as f:
+                doc = json.load(f)
+            program = next(p for p in doc["results"] if p["id"] == "trace.program")
+            queues = program["attributes"]["facts"]["overlap"]["queues"]
+        out[name] = (path, queues)
+    path = os.path.join(work, "fleet.html")
+    with open(path, "w") as f:
+        f.write(run([clprobe, "fleet", *fleet_reports(os.path.join(fixtures, "default_quick.json"), work),
+                     "--format", "html"]))
+    out["fleet"] = (path, None)
+    return out
+
+
+CHECKS_JS = r"""
+const problems = [];
+const vw = document.documentElement.clientWidth;
+if (document.documentElement.scrollWidth > vw + 1) {
+  const wide = [];
+  for (const e of document.body.querySelectorAll('*')) {
+    const r = e.getBoundingClientRect();
+    if (r.right > vw + 1 && !e.closest('.scroll') && wide.length < 3)
+      wide.push(e.tagName.toLowerCase() + (e.className && e.className.baseVal === undefined ? '.' + e.className : '') +
+                ' ' + Math.round(r.width) + 'px wide, right edge ' + Math.round(r.right));
+  }
+  problems.push('horizontal overflow: page is ' + document.documentElement.scrollWidth + ' px in a ' + vw +
+                ' px window (' + wide.join('; ') + ')');
+}
+let outside = 0; const examples = [];
+for (const svg of document.querySelectorAll('svg')) {
+  const b = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    if (r.width === 0) continue;
+    if (r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1) {
+      outside++;
+      if (examples.length < 4) examples.push('"' + t.textContent.slice(0, 40) + '"');
+    }
+  }
+}
+if (outside) problems.push(outside + ' SVG text(s) outside their SVG, e.g. ' + examples.join(', '));
+let charts = 0; const untitled = [];
+for (const svg of document.querySelectorAll('svg')) {
+  if (svg.querySelectorAll('text').length < 3) continue;  // swatches and icons
+  charts++;
+  const x = svg.querySelector('text.axis-title.x'), y = svg.querySelector('text.axis-title.y');
+  if (!x || !y || !x.textContent.trim() || !y.textContent.trim()) {
+    let h = svg.closest('figure') || svg;
+    while (h && !/^H[23]$/.test(h.tagName)) h = h.previousElementSibling;
+    untitled.push(h ? '"' + h.textContent.slice(0, 50) + '"' : '?');
+  }
+}
+if (untitled.length)
+  problems.push(untitled.length + ' of ' + charts + ' chart(s) without x and y axis titles, e.g. ' +
+                untitled.slice(0, 3).join(', '));
+return {problems: problems, charts: charts, height: document.documentElement.scrollHeight};
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("clprobe")
+    ap.add_argument("source")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--page", action="append", help="check only these pages")
+    args = ap.parse_args()
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.clprobe)), "html-browser")
+    os.makedirs(out, exist_ok=True)
+    driver = browser()
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="clprobe-html-") as work:
+        try:
+            for name, (path, queues) in pages(args.clprobe, args.source, work).items():
+                if args.page and name not in args.page:
+                    continue
+                shutil.copy(path, os.path.join(out, name + ".html"))
+                print(f"{name}: {os.path.getsize(path) / 1024:.0f} KiB")
+                for width in WIDTHS:
+                    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                           {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+                    driver.get("file://" + path)
+                    result = driver.execute_script(CHECKS_JS)
+                    for p in result["problems"]:
+                        failures.append(f"{name} at {width} px: {p}")
+                    if width == WIDTHS[0] and queues is not None:
+                        lanes = driver.execute_script(
+                            "return document.querySelectorAll('svg.timeline g.lane[data-kind=queue]').length")
+                        if lanes != queues:
+                            failures.append(f"{name}: timeline has {lanes} queue lane(s), the program used {queues}")
+                    height = min(int(result["height"]), 16000)
+                    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+                    shot = os.path.join(out, f"{name}-{width}.png")
+                    driver.save_screenshot(shot)
+                    print(f"  {width} px: {result['charts']} chart(s), {len(result['problems'])} problem(s), {shot}")
+        finally:
+            driver.quit()
+    for f in failures:
+        print("FAIL:", f)
+    if failures:
+        sys.exit(1)
+    print("all pages pass")
+
+
+if __name__ == "__main__":
+    main()
