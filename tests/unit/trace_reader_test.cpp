@@ -129,3 +129,22 @@ TEST_CASE("trace format: the host memory words the layer writes read back as the
     CHECK(tf::host_memory_name(tf::HostMemory::pinned) == "pinned");
     CHECK(tf::host_memory_of("unified") == tf::HostMemory::none);  // a newer layer's word
 }
+
+TEST_CASE("trace reader: a queue handle reused after its release is a new queue", "[trace]") {
+    // Two threads in turn create a queue, enqueue and release it; the driver gives the second the
+    // first one's address. Two creation records for one handle are two queues, and each command
+    // belongs to the queue created before it.
+    const ProgramTrace t = read(
+        "H\t1\t1234\t1000\n"
+        "D\tdd01\tcpu\tACME\tACME CPU\n"
+        "Q\t1100\tqq01\tdd01\t0\t1\n"
+        "E\t1\t7000\t7010\t1\tqq01\twrite\t0\t4096\t1\tpageable\t-\t-\t0\t0\n"
+        "Q\t8000\tqq01\tdd01\t0\t1\n"
+        "E\t2\t8100\t8110\t1\tqq01\twrite\t0\t4096\t1\tpageable\t-\t-\t0\t0\n"
+        "X\t9999\n");
+    REQUIRE(t.queues.size() == 2);
+    REQUIRE(t.commands.size() == 2);
+    CHECK(t.commands[0].queue == 0u);
+    CHECK(t.commands[1].queue == 1u);
+    CHECK(t.queues[1].created == 8000u);
+}
