@@ -117,7 +117,7 @@ def test_clean_program():
     expect(trc == rc == 0 and tout == out, "clean: output or exit code changed", None)
     # A kernel's rate against this machine's roof is a timing (a loaded CI machine slowed add_one
     # to 8.8% of its roof, under the rule's 10%): the clean program's claim is about its API use.
-    loud = [f["id"] for f in trace_findings(report)
+    loud = [f["id"] for f in without_uncached_builds(report, trace_findings(report))
             if f["severity"] not in ("info", "low") and f["id"] not in TIMING_FINDINGS]
     expect(not loud, f"clean program has findings above low severity: {loud}\n{err[-3000:]}")
 
