@@ -12,11 +12,14 @@ namespace clprobe {
 
 namespace {
 // The spec gives profiling data only for a completed command, and a blocking write may return
-// before its event is CL_COMPLETE (Intel's CPU runtime does, 500 of 500 times): wait first. On an
-// event that is already complete the wait costs one status query.
-cl_ulong profile(const cl::Event& e, cl_profiling_info what) {
+// before its event is CL_COMPLETE (Intel's CPU runtime does, 500 of 500 times): wait first, once
+// per command. On an event that is already complete the wait costs one status query.
+void wait_complete(const cl::Event& e) {
     cl_event raw = e();
     cl_check(clWaitForEvents(1, &raw), "clWaitForEvents");
+}
+
+cl_ulong profile(const cl::Event& e, cl_profiling_info what) {
     cl_ulong v = 0;
     cl_check(clGetEventProfilingInfo(e(), what, sizeof v, &v, nullptr), "clGetEventProfilingInfo");
     return v;
@@ -24,11 +27,13 @@ cl_ulong profile(const cl::Event& e, cl_profiling_info what) {
 }  // namespace
 
 double command_seconds(const cl::Event& e) {
+    wait_complete(e);
     const cl_ulong start = profile(e, CL_PROFILING_COMMAND_START), end = profile(e, CL_PROFILING_COMMAND_END);
     return end > start ? static_cast<double>(end - start) * 1e-9 : 0.0;
 }
 
 double queued_to_start_seconds(const cl::Event& e) {
+    wait_complete(e);
     const cl_ulong queued = profile(e, CL_PROFILING_COMMAND_QUEUED), start = profile(e, CL_PROFILING_COMMAND_START);
     return start > queued ? static_cast<double>(start - queued) * 1e-9 : 0.0;
 }
