@@ -80,6 +80,11 @@ nlohmann::json CommandTrace::raw_entries() const {
     return out;
 }
 
+void CommandTrace::clear() {
+    std::lock_guard lock(mutex_);
+    entries_.clear();
+}
+
 void CommandTrace::add_entries(const nlohmann::json& raw) {
     std::lock_guard lock(mutex_);
     for (const auto& r : raw) {

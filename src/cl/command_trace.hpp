@@ -31,6 +31,8 @@ class CommandTrace {
     // isolated probe's child hands its commands to the parent, which adds them to its own.
     nlohmann::json raw_entries() const;
     void add_entries(const nlohmann::json& raw);
+    // Drops the entries recorded so far (an isolated child sent them to its parent).
+    void clear();
 
     // {"traceEvents": [...], "metadata": {...}}
     nlohmann::json to_json() const;

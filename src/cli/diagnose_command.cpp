@@ -273,8 +273,10 @@ int run_diagnose(DiagnoseOptions o) {
     const std::unique_ptr<ProbeIsolator> isolator = make_isolator(o, run, session.get(), selected);
     RunServices services{session.get(), activity.get(), device_error, turn.get(), {}};
     if (isolator)
-        services.isolate = [&](const Probe& p, const std::vector<ProbeResult>& earlier) {
-            return isolator->run(p, earlier);
+        services.isolate = [&](const std::vector<const Probe*>& batch, const std::vector<ProbeResult>& earlier,
+                               const std::function<void(std::size_t)>& starting,
+                               const std::function<void(ProbeResult)>& finished) {
+            return isolator->run_batch(batch, earlier, {starting, finished});
         };
     report.results = run_probes(probes, services, run, hooks);
     if (drift) report.drift = drift->drift();
@@ -360,7 +362,7 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     cmd->add_option("--skip", opts->selection.skip, "Comma-separated probe ids or prefixes ending in '.' to leave out")
         ->delimiter(',');
     cmd->add_flag("--no-isolation", opts->no_isolation,
-                  "Run device probes in this process instead of one child process each (faster by a little; a "
+                  "Run device probes in this process instead of a child process per layer (faster by a little; a "
                   "crashing or hung driver then ends the run)");
     cmd->footer("Probe ids: " + text::sentence_list(builtin_probe_ids(), ", "));
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");

@@ -1,9 +1,12 @@
-// clprobe __probe-child REQUEST: the child side of an isolated probe (runtime/probe_isolation).
-// Hidden from --help: the parent starts it with fork + exec, the result channel on fd 3. It opens
-// its own OpenCL context on the device the parent selected, runs one probe with the usual failure
-// handling, and sends the ProbeResult (and its --trace commands) back over the channel.
+// clprobe __probe-child REQUEST: the child side of isolated probes (runtime/probe_isolation).
+// Hidden from --help: the parent starts it with fork + exec, the channel on fd 3 and the parent's
+// answers on fd 4. It opens its own OpenCL context on the device the parent selected once, then
+// runs the request's probes in turn with the usual failure handling: before each it asks the
+// parent to start (core/child_channel), after each it sends the ProbeResult (and its --trace
+// commands) back.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -38,16 +41,24 @@ struct sigaction stop_action() {
     return action;
 }
 
-int run_probe_child(const std::string& request_path, int channel_fd) {
-    set_child_channel_fd(channel_fd);
+// The request's probes, in its order; a name this clprobe does not know is a usage error.
+std::vector<Probe*> requested_probes(const ProbeList& probes, const ProbeRequest& request) {
+    std::vector<Probe*> chosen;
+    for (const auto& id : request.probe_ids) {
+        const auto it = std::find_if(probes.begin(), probes.end(), [&](const auto& p) { return p->id() == id; });
+        if (it == probes.end()) throw UsageError("__probe-child: no probe is named '" + id + "'");
+        chosen.push_back(it->get());
+    }
+    return chosen;
+}
+
+int run_probe_child(const std::string& request_path, int channel_fd, int go_fd) {
+    set_child_channel_fds(channel_fd, go_fd);
     // The parent already said whatever opening the device had to say (a refused profiling queue).
     Log::set_level(LogLevel::quiet);
-    const ProbeRequest request = read_probe_request(request_path);
+    ProbeRequest request = read_probe_request(request_path);
     const ProbeList probes = make_builtin_probes();
-    Probe* probe = nullptr;
-    for (const auto& p : probes)
-        if (p->id() == request.probe_id) probe = p.get();
-    if (probe == nullptr) throw UsageError("__probe-child: no probe is named '" + request.probe_id + "'");
+    const std::vector<Probe*> chosen = requested_probes(probes, request);
     // SIGTERM from the parent (its budget ran out, or it was interrupted) stops the probe at its
     // next stop point, so what it can still say arrives as a result; SIGKILL follows otherwise.
     const ScopedInterruptHandlers handlers(stop_action());
@@ -61,16 +72,26 @@ int run_probe_child(const std::string& request_path, int channel_fd) {
     } catch (const ClError& e) {
         device_error = std::string("the device could not be opened: ") + e.what();
     }
-    if (const char* hook = std::getenv(exit_hook); hook && request.probe_id == hook) std::_Exit(0);
-    ProbeContext ctx{session.get(), request.options, request.earlier, nullptr, device_error};
-    const ProbeResult result = run_probe(*probe, ctx);
-    if (request.trace) send_child_trace(CommandTrace::instance().raw_entries().dump());
-    const bool sent =
-        send_child_result(probe_result_to_json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    // Out at once: tearing down the context and the probe's buffers costs time per probe, and a
-    // driver that hangs in its teardown must not turn a delivered result into a timeout.
+    const char* exit_without_result = std::getenv(exit_hook);
+    for (Probe* probe : chosen) {
+        if (interrupt_requested() || !ask_to_start(probe->id())) break;
+        if (exit_without_result && probe->id() == exit_without_result) std::_Exit(0);
+        ProbeContext ctx{session.get(), request.options, request.earlier, nullptr, device_error};
+        ProbeResult result = run_probe(*probe, ctx);
+        if (request.trace) {
+            send_child_trace(CommandTrace::instance().raw_entries().dump());
+            CommandTrace::instance().clear();
+        }
+        if (!send_child_result(
+                probe_result_to_json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)))
+            std::_Exit(exit_code::failure);
+        // Workload probes read the ceilings measured before them, in this child too.
+        request.earlier.push_back(std::move(result));
+    }
+    // Out at once: tearing down the context and the probes' buffers costs time, and a driver that
+    // hangs in its teardown must not turn delivered results into a timeout.
     std::fflush(nullptr);
-    std::_Exit(sent ? exit_code::ok : exit_code::failure);
+    std::_Exit(exit_code::ok);
 }
 
 }  // namespace
@@ -78,11 +99,13 @@ int run_probe_child(const std::string& request_path, int channel_fd) {
 CommandRunner add_probe_child_command(CLI::App& app) {
     auto request = std::make_shared<std::string>();
     auto channel = std::make_shared<int>(3);
+    auto go = std::make_shared<int>(4);
     CLI::App* cmd = app.add_subcommand("__probe-child", "Run one probe for an isolated diagnose (internal)");
     cmd->group("");  // hidden: not a command for users
     cmd->add_option("request", *request, "The request file the parent wrote")->required();
     cmd->add_option("--channel-fd", *channel, "The descriptor of the result channel");
-    return [request, channel] { return run_probe_child(*request, *channel); };
+    cmd->add_option("--go-fd", *go, "The descriptor the parent's answers arrive on");
+    return [request, channel, go] { return run_probe_child(*request, *channel, *go); };
 }
 
 }  // namespace clprobe

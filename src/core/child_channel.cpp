@@ -5,11 +5,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/stop_points.hpp"
+
 namespace clprobe {
 
 namespace {
 
 int channel_fd = -1;
+int go_fd = -1;
 // The last breadcrumb, kept in a fixed buffer so dropping one never allocates.
 char last[160];
 std::size_t last_size = 0;
@@ -27,8 +30,9 @@ bool write_all(int fd, const char* data, std::size_t size) noexcept {
 
 }  // namespace
 
-void set_child_channel_fd(int fd) noexcept {
-    channel_fd = fd;
+void set_child_channel_fds(int channel, int go) noexcept {
+    channel_fd = channel;
+    go_fd = go;
     last_size = 0;
 }
 
@@ -62,6 +66,20 @@ bool send_line(const char* prefix, std::string_view json_line) noexcept {
 
 }  // namespace
 
+bool ask_to_start(std::string_view probe_id) noexcept {
+    if (!send_line("S ", probe_id)) return false;
+    last_size = 0;  // a new probe: its first breadcrumb is news even if it repeats the last one
+    for (;;) {
+        char answer = 0;
+        const ssize_t n = ::read(go_fd, &answer, 1);
+        if (n == 1) return answer == 'g';
+        // EINTR from the parent's SIGTERM ends the wait (the handler recorded it); another signal
+        // handled in this process does not.
+        if (n < 0 && errno == EINTR && !interrupt_requested()) continue;
+        return false;
+    }
+}
+
 bool send_child_result(std::string_view json_line) noexcept {
     return send_line("R ", json_line);
 }
@@ -78,14 +96,33 @@ void ChildChannelReader::feed(std::string_view bytes) {
     pending_.erase(0, start);
 }
 
+ChildMessage ChildChannelReader::take_message() {
+    ChildMessage m = std::move(messages_.front());
+    messages_.pop_front();
+    return m;
+}
+
 void ChildChannelReader::line(std::string_view text) {
     if (text.size() < 2 || text[1] != ' ') return;  // not ours: ignored rather than trusted
-    if (text[0] == 'B')
-        breadcrumb_ = std::string(text.substr(2));
-    else if (text[0] == 'R')
-        result_ = std::string(text.substr(2));
-    else if (text[0] == 'T')
-        trace_ = std::string(text.substr(2));
+    std::string body(text.substr(2));
+    switch (text[0]) {
+        case 'B':
+            breadcrumb_ = std::move(body);
+            break;
+        case 'S':
+            breadcrumb_.clear();
+            messages_.push_back({ChildMessage::Kind::start, std::move(body)});
+            break;
+        case 'R':
+            breadcrumb_.clear();
+            messages_.push_back({ChildMessage::Kind::result, std::move(body)});
+            break;
+        case 'T':
+            messages_.push_back({ChildMessage::Kind::trace, std::move(body)});
+            break;
+        default:
+            break;
+    }
 }
 
 }  // namespace clprobe

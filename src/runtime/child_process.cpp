@@ -30,19 +30,21 @@ double since(Clock::time_point t) {
 }
 
 // In the forked child, before exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(char* const* argv, int channel, int output, pid_t parent) {
+[[noreturn]] void exec_child(char* const* argv, int channel, int go, int output, pid_t parent) {
     // Dies with clprobe; a parent already gone before this line is caught by the check below.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
-    // Above 3 first, so moving one onto fd 1, 2 or 3 cannot overwrite the other.
-    const int c = ::fcntl(channel, F_DUPFD_CLOEXEC, 10), o = ::fcntl(output, F_DUPFD_CLOEXEC, 10);
+    // Above 4 first, so moving one onto fd 1 to 4 cannot overwrite another.
+    const int c = ::fcntl(channel, F_DUPFD_CLOEXEC, 10), g = ::fcntl(go, F_DUPFD_CLOEXEC, 10),
+              o = ::fcntl(output, F_DUPFD_CLOEXEC, 10);
     const int null_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (c < 0 || o < 0 || null_in < 0) ::_exit(127);
-    // dup2 clears close-on-exec on the target, so exactly 0-3 reach the program.
-    if (::dup2(null_in, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(o, 2) < 0 || ::dup2(c, 3) < 0) ::_exit(127);
+    if (c < 0 || g < 0 || o < 0 || null_in < 0) ::_exit(127);
+    // dup2 clears close-on-exec on the target, so exactly 0-4 reach the program.
+    if (::dup2(null_in, 0) < 0 || ::dup2(o, 1) < 0 || ::dup2(o, 2) < 0 || ::dup2(c, 3) < 0 || ::dup2(g, 4) < 0)
+        ::_exit(127);
 #ifdef SYS_close_range
     // Descriptors the driver opened without close-on-exec stay out of the child too.
-    ::syscall(SYS_close_range, 4u, ~0u, 0u);
+    ::syscall(SYS_close_range, 5u, ~0u, 0u);
 #endif
     sigset_t none;
     sigemptyset(&none);
@@ -86,20 +88,43 @@ std::string signal_name(int signal_number) {
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signal_number);
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& limits) {
+namespace {
+
+// The pipes of one child: its channel and output (we read), its go pipe (we write).
+struct ChildPipes {
+    int channel[2] = {-1, -1}, go[2] = {-1, -1}, output[2] = {-1, -1};
+    ~ChildPipes() {
+        for (int* p : {channel, go, output})
+            for (int i = 0; i < 2; ++i)
+                if (p[i] >= 0) ::close(p[i]);
+    }
+    // After fork: the parent keeps its ends only.
+    void keep_parent_ends() {
+        for (int* fd : {&channel[1], &go[0], &output[1]}) {
+            ::close(*fd);
+            *fd = -1;
+        }
+    }
+};
+
+// Hands a result or trace message to the conversation.
+void dispatch(const ChildMessage& m, const ChildConversation& c) {
+    if (m.kind == ChildMessage::Kind::result && c.on_result) c.on_result(m.text);
+    if (m.kind == ChildMessage::Kind::trace && c.on_trace) c.on_trace(m.text);
+}
+
+}  // namespace
+
+ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& limits,
+                       const ChildConversation& conversation) {
     ChildOutcome out;
     const auto start = Clock::now();
-    int channel[2], output[2];
-    if (::pipe2(channel, O_CLOEXEC) != 0) {
-        out.spawn_error = std::string("pipe: ") + std::strerror(errno);
-        return out;
-    }
-    if (::pipe2(output, O_CLOEXEC) != 0) {
-        out.spawn_error = std::string("pipe: ") + std::strerror(errno);
-        ::close(channel[0]);
-        ::close(channel[1]);
-        return out;
-    }
+    ChildPipes pipes;
+    for (int* p : {pipes.channel, pipes.go, pipes.output})
+        if (::pipe2(p, O_CLOEXEC) != 0) {
+            out.spawn_error = std::string("pipe: ") + std::strerror(errno);
+            return out;
+        }
     // Built before fork: the child may not allocate.
     std::vector<char*> args;
     for (const auto& a : argv)
@@ -107,23 +132,21 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
     args.push_back(nullptr);
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
-    if (pid == 0) exec_child(args.data(), channel[1], output[1], parent);
-    ::close(channel[1]);
-    ::close(output[1]);
+    if (pid == 0) exec_child(args.data(), pipes.channel[1], pipes.go[0], pipes.output[1], parent);
+    pipes.keep_parent_ends();
     if (pid < 0) {
         out.spawn_error = std::string("fork: ") + std::strerror(errno);
-        ::close(channel[0]);
-        ::close(output[0]);
         return out;
     }
-    int channel_fd = channel[0], output_fd = output[0];
+    int& channel_fd = pipes.channel[0];
+    int& output_fd = pipes.output[0];
     for (const int fd : {channel_fd, output_fd})
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 
     ChildChannelReader reader;
     bool reaped = false;
     int status = 0;
-    Clock::time_point reaped_at{}, signalled_at{}, result_at{};
+    Clock::time_point reaped_at{}, signalled_at{}, delivered_at{}, probe_start = start;
     for (;;) {
         pollfd fds[2];
         nfds_t n = 0;
@@ -135,6 +158,20 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
             ::usleep(20000);
         if (channel_fd >= 0) drain(channel_fd, nullptr, &reader);
         if (output_fd >= 0) drain(output_fd, &out.output_tail, nullptr);
+        while (reader.has_message()) {
+            const ChildMessage m = reader.take_message();
+            if (m.kind != ChildMessage::Kind::start) {
+                dispatch(m, conversation);
+                continue;
+            }
+            // Never started once we signalled it, or once it is gone.
+            const bool go = !reaped && out.stopped == ChildOutcome::Stop::none && conversation.on_start &&
+                            conversation.on_start(m.text);
+            const char answer = go ? 'g' : 'q';
+            // A child already dead makes this EPIPE (SIGPIPE is ignored in clprobe): nothing to do.
+            [[maybe_unused]] const ssize_t w = ::write(pipes.go[1], &answer, 1);
+            if (go) probe_start = Clock::now();
+        }
         if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {
             reaped = true;
             reaped_at = Clock::now();
@@ -143,17 +180,17 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
             if ((channel_fd < 0 && output_fd < 0) || since(reaped_at) > drain_seconds) break;
             continue;
         }
-        if (reader.result() && !out.killed_after_result) {
-            if (result_at == Clock::time_point{}) result_at = Clock::now();
-            if (since(result_at) > limits.exit_seconds) {
-                out.killed_after_result = true;
+        if (conversation.all_delivered && conversation.all_delivered() && !out.killed_after_results) {
+            if (delivered_at == Clock::time_point{}) delivered_at = Clock::now();
+            if (since(delivered_at) > limits.exit_seconds) {
+                out.killed_after_results = true;
                 ::kill(pid, SIGKILL);
             }
             continue;
         }
         if (out.stopped == ChildOutcome::Stop::none) {
             const bool interrupted = interrupt_requested();
-            if (interrupted || since(start) > limits.budget_seconds) {
+            if (interrupted || since(probe_start) > limits.budget_seconds) {
                 out.stopped = interrupted ? ChildOutcome::Stop::interrupt : ChildOutcome::Stop::budget;
                 out.last_signal_sent = SIGTERM;
                 ::kill(pid, SIGTERM);
@@ -164,8 +201,11 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
             ::kill(pid, SIGKILL);
         }
     }
-    for (const int fd : {channel_fd, output_fd})
-        if (fd >= 0) ::close(fd);
+    // A result that arrived with the last bytes.
+    while (reader.has_message()) {
+        const ChildMessage m = reader.take_message();
+        if (m.kind != ChildMessage::Kind::start) dispatch(m, conversation);
+    }
     if (WIFEXITED(status)) {
         out.exited = true;
         out.exit_status = WEXITSTATUS(status);
@@ -173,9 +213,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
         out.signal = WTERMSIG(status);
     }
     out.breadcrumb = reader.last_breadcrumb();
-    out.result = reader.result();
-    out.trace = reader.trace();
     out.seconds = since(start);
+    out.seconds_in_probe = since(probe_start);
     return out;
 }
 

@@ -83,9 +83,14 @@ struct RunServices {
     // Held around the node-local layers when several ranks share the node (docs/fleet.md);
     // null when this process has the node to itself.
     NodeTurn* node_turn = nullptr;
-    // Runs a probe that runs_in_own_process names in a child process (runtime/probe_isolation);
-    // empty: every probe runs in this process (--no-isolation, and the integration tests).
-    std::function<ProbeResult(const Probe&, const std::vector<ProbeResult>& earlier)> isolate;
+    // Runs a batch of probes that runs_in_own_process names (consecutive, one layer) in child
+    // processes (runtime/probe_isolation): `starting(k)` before the batch's k-th probe starts,
+    // `finished` with each result in order; returns how many got one (fewer only when the run was
+    // interrupted). Empty: every probe runs in this process (--no-isolation, the integration tests).
+    std::function<std::size_t(const std::vector<const Probe*>& batch, const std::vector<ProbeResult>& earlier,
+                              const std::function<void(std::size_t)>& starting,
+                              const std::function<void(ProbeResult)>& finished)>
+        isolate;
 };
 
 struct ProbeContext {

@@ -51,7 +51,19 @@ ProbeResult failed(const Probe& probe, ProbeStatus status, std::string reason, c
 
 }  // namespace
 
-ProbeResult result_of_child(const Probe& probe, const ChildOutcome& o, double budget_seconds) {
+ProbeResult result_of_message(const Probe& probe, const std::string& json, const ChildOutcome& o) {
+    try {
+        ProbeResult r = probe_result_from_json(nlohmann::json::parse(json));
+        if (r.id == probe.id()) return r;
+        return failed(probe, ProbeStatus::crashed,
+                      fmt::format("crashed: its process sent the result of '{}' in its place", r.id), o);
+    } catch (const std::exception& e) {
+        return failed(probe, ProbeStatus::crashed,
+                      std::string("crashed: its process sent an unreadable result (") + e.what() + ")", o);
+    }
+}
+
+ProbeResult result_of_lost_probe(const Probe& probe, const ChildOutcome& o, double budget_seconds) {
     if (!o.spawn_error.empty())
         return failed(probe, ProbeStatus::error, "its process could not be started: " + o.spawn_error, o);
     if (o.stopped == ChildOutcome::Stop::budget) {
@@ -59,26 +71,18 @@ ProbeResult result_of_child(const Probe& probe, const ChildOutcome& o, double bu
             failed(probe, ProbeStatus::timed_out,
                    fmt::format("timed out: it ran {:.0f} s, past its time budget of {:g} s (--probe-timeout) "
                                "without reaching a stop point, and its process was ended with {}{}",
-                               o.seconds, budget_seconds, signal_name(o.last_signal_sent), where(o)),
+                               o.seconds_in_probe, budget_seconds, signal_name(o.last_signal_sent), where(o)),
                    o);
         r.attributes["isolation"]["budget_seconds"] = budget_seconds;
         return r;
-    }
-    // A child that ended normally with a result: the probe's own outcome, whatever it was.
-    if (o.result && ((o.exited && o.exit_status == 0) || o.killed_after_result)) {
-        try {
-            ProbeResult r = probe_result_from_json(nlohmann::json::parse(*o.result));
-            if (r.id == probe.id()) return r;
-        } catch (const std::exception& e) {
-            return failed(probe, ProbeStatus::crashed,
-                          std::string("crashed: its process sent an unreadable result (") + e.what() + ")", o);
-        }
     }
     if (o.stopped == ChildOutcome::Stop::interrupt)
         return failed(probe, ProbeStatus::skipped,
                       fmt::format("interrupted by {}: its process was ended with {}", signal_name(interrupt_signal()),
                                   signal_name(o.last_signal_sent)),
                       o);
+    if (o.killed_after_results)
+        return failed(probe, ProbeStatus::crashed, "crashed: its process did not exit after its last result", o);
     if (o.signal != 0)
         return failed(probe, ProbeStatus::crashed,
                       fmt::format("crashed: its process was killed by {} ({}){}", signal_name(o.signal),
@@ -93,7 +97,7 @@ ProbeRequest read_probe_request(const std::string& path) {
     try {
         const auto j = nlohmann::json::parse(read_file(path, max_report_bytes));
         ProbeRequest r;
-        r.probe_id = j.at("probe").get<std::string>();
+        r.probe_ids = j.at("probes").get<std::vector<std::string>>();
         r.device_selector = j.at("device").get<std::string>();
         r.kernel_dir = j.at("kernel_dir").get<std::string>();
         r.trace = j.at("trace").get<bool>();
@@ -122,10 +126,14 @@ ProbeIsolator::~ProbeIsolator() {
     std::filesystem::remove_all(folder_, ignored);
 }
 
-std::string ProbeIsolator::request_text(const Probe& probe, const std::vector<ProbeResult>& earlier) {
+std::string ProbeIsolator::request_text(const std::vector<const Probe*>& probes,
+                                        const std::vector<ProbeResult>& earlier) {
     while (earlier_json_.size() < earlier.size())
         earlier_json_.push_back(probe_result_to_json(earlier[earlier_json_.size()]).dump());
-    const nlohmann::json head = {{"probe", probe.id()},
+    nlohmann::json ids = nlohmann::json::array();
+    for (const Probe* p : probes)
+        ids.push_back(p->id());
+    const nlohmann::json head = {{"probes", std::move(ids)},
                                  {"device", settings_.device_selector},
                                  {"kernel_dir", settings_.kernel_dir},
                                  {"trace", settings_.trace},
@@ -139,25 +147,61 @@ std::string ProbeIsolator::request_text(const Probe& probe, const std::vector<Pr
     return text;
 }
 
-ProbeResult ProbeIsolator::run(const Probe& probe, const std::vector<ProbeResult>& earlier) {
+std::size_t ProbeIsolator::run_batch(const std::vector<const Probe*>& batch, const std::vector<ProbeResult>& earlier,
+                                     const BatchHooks& hooks) {
     const double budget = options_.probe_timeout > 0 ? options_.probe_timeout : probe_budget_for(options_.mode);
     const std::string request = folder_ + "/request.json";
-    ChildOutcome outcome;
-    try {
-        write_file_atomically(request, request_text(probe, earlier));
-        outcome = run_child({settings_.executable, "__probe-child", request},
-                            {budget + settings_.budget_slack_seconds, settings_.grace_seconds});
-    } catch (const std::exception& e) {
-        outcome.spawn_error = e.what();
-    }
-    if (outcome.trace && settings_.trace) {
+    std::size_t next = 0;  // the first probe of the batch without a result
+    while (next < batch.size() && !interrupt_requested()) {
+        const std::vector<const Probe*> rest(batch.begin() + static_cast<std::ptrdiff_t>(next), batch.end());
+        bool began = false;  // batch[next] was told to go
+        ChildConversation talk;
+        talk.on_start = [&](const std::string& id) {
+            // A child that asks for anything but the next probe is not one this clprobe started.
+            if (next >= batch.size() || id != batch[next]->id() || interrupt_requested()) return false;
+            if (hooks.starting) hooks.starting(next);
+            began = true;
+            return true;
+        };
+        talk.on_result = [&](const std::string& json) {
+            if (next >= batch.size()) return;
+            hooks.finished(result_of_message(*batch[next], json, ChildOutcome{}));
+            ++next;
+            began = false;
+        };
+        talk.on_trace = [&](const std::string& json) {
+            if (!settings_.trace) return;
+            try {
+                CommandTrace::instance().add_entries(nlohmann::json::parse(json));
+            } catch (const std::exception&) {
+                // A timeline cut short by a crash is not worth failing the probe over.
+            }
+        };
+        talk.all_delivered = [&] { return next >= batch.size(); };
+        ChildOutcome outcome;
         try {
-            CommandTrace::instance().add_entries(nlohmann::json::parse(*outcome.trace));
-        } catch (const std::exception&) {
-            // A timeline cut short by a crash is not worth failing the probe over.
+            write_file_atomically(request, request_text(rest, earlier));
+            outcome = run_child({settings_.executable, "__probe-child", request},
+                                {budget + settings_.budget_slack_seconds, settings_.grace_seconds}, talk);
+        } catch (const std::exception& e) {
+            outcome.spawn_error = e.what();
+        }
+        if (next >= batch.size()) break;
+        // The child ended owing the probe it was in (or about to start): that probe is lost, and
+        // a new child takes the rest.
+        if (outcome.stopped == ChildOutcome::Stop::interrupt && !began)
+            break;  // interrupted before this probe began: the runner says it was not run
+        ProbeResult lost = result_of_lost_probe(*batch[next], outcome, budget);
+        lost.wall_seconds = outcome.seconds_in_probe;
+        hooks.finished(std::move(lost));
+        ++next;
+        if (!outcome.spawn_error.empty()) {
+            // No child can be started: the rest fail the same way, without trying each.
+            for (; next < batch.size(); ++next)
+                hooks.finished(result_of_lost_probe(*batch[next], outcome, budget));
         }
     }
-    return result_of_child(probe, outcome, budget);
+    return next;
 }
 
 }  // namespace clprobe

@@ -109,20 +109,42 @@ ProbeResult run_probe(Probe& probe, ProbeContext& ctx) {
     return r;
 }
 
+namespace {
+
+// Where the batch of isolated probes that starts at `first` ends: the consecutive probes of its
+// layer that run in their own process.
+std::size_t batch_end(const std::vector<Probe*>& selected, std::size_t first) {
+    std::size_t end = first + 1;
+    while (end < selected.size() && runs_in_own_process(*selected[end]) &&
+           selected[end]->layer() == selected[first]->layer())
+        ++end;
+    return end;
+}
+
+ProbeResult not_run(const Probe& probe) {
+    ProbeResult r;
+    r.id = probe.id();
+    r.layer = probe.layer();
+    r.title = probe.title();
+    r.status = ProbeStatus::skipped;
+    r.reason = "not run: the run was interrupted";
+    return r;
+}
+
+}  // namespace
+
 std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& services, const RunOptions& options,
                                     const RunnerHooks& hooks) {
     std::vector<ProbeResult> results;
     const std::vector<Probe*> selected = selected_probes(probes, options);
     if (hooks.on_plan) hooks.on_plan(std::vector<const Probe*>(selected.begin(), selected.end()));
-    for (std::size_t i = 0; i < selected.size(); ++i) {
+    auto finished = [&](ProbeResult r) {
+        results.push_back(std::move(r));
+        if (hooks.on_finish) hooks.on_finish(results.back());
+    };
+    for (std::size_t i = 0; i < selected.size();) {
         if (interrupt_requested()) {
-            ProbeResult r;
-            r.id = selected[i]->id();
-            r.layer = selected[i]->layer();
-            r.title = selected[i]->title();
-            r.status = ProbeStatus::skipped;
-            r.reason = "not run: the run was interrupted";
-            results.push_back(std::move(r));
+            results.push_back(not_run(*selected[i++]));
             continue;
         }
         if (services.node_turn != nullptr) {
@@ -133,15 +155,21 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
             else
                 services.node_turn->release();
         }
-        if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
         if (services.isolate && runs_in_own_process(*selected[i])) {
-            ProbeResult r = services.isolate(*selected[i], results);
-            results.push_back(std::move(r));
-        } else {
-            ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
-            results.push_back(run_probe(*selected[i], ctx));
+            const std::size_t end = batch_end(selected, i);
+            const std::vector<const Probe*> batch(selected.begin() + static_cast<std::ptrdiff_t>(i),
+                                                  selected.begin() + static_cast<std::ptrdiff_t>(end));
+            auto starting = [&, first = i](std::size_t k) {
+                if (hooks.on_start) hooks.on_start(*batch[k], first + k, selected.size());
+            };
+            // `results` grows while the batch runs; the isolator reads it again for a new child.
+            i += services.isolate(batch, results, starting, finished);
+            continue;
         }
-        if (hooks.on_finish) hooks.on_finish(results.back());
+        if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
+        ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
+        finished(run_probe(*selected[i], ctx));
+        ++i;
     }
     if (services.node_turn != nullptr) services.node_turn->release();
     // A layer the user asked for that has no probes yet is said so, not silently dropped (one whose

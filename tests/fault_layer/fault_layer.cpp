@@ -12,6 +12,8 @@
 //   kernel=grad_row            clEnqueueNDRangeKernel: only kernels whose name contains this
 //   action=segv|abort|hang     a driver that faults (raise SIGSEGV), aborts (abort()), or never
 //                              returns from the call (sleeps forever; only SIGKILL ends it)
+// CLPROBE_FAULT_MARK=PATH: a file created just before an action runs, so a test knows the fault
+// was reached (a process stuck in the driver says nothing else).
 // Example: CLPROBE_FAULTS="call=clCreateBuffer,error=CL_MEM_OBJECT_ALLOCATION_FAILURE,min_bytes=67108864"
 //          CLPROBE_FAULTS="call=clEnqueueNDRangeKernel,kernel=grad_row_part,action=segv"
 #include <CL/cl_layer.h>
@@ -21,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -52,6 +55,11 @@ struct Rule {
 }
 
 void act(Rule::Action action) {
+    if (action == Rule::Action::none) return;
+    if (const char* mark = std::getenv("CLPROBE_FAULT_MARK"); mark && *mark) {
+        std::FILE* f = std::fopen(mark, "w");
+        if (f) std::fclose(f);
+    }
     switch (action) {
         case Rule::Action::segv:
             std::raise(SIGSEGV);

@@ -35,14 +35,28 @@ TEST_CASE("probe selection: an unknown pattern is named", "[isolation]") {
 
 TEST_CASE("child channel: breadcrumbs and the result arrive in pieces", "[isolation]") {
     ChildChannelReader r;
-    r.feed("B timing read_chun");
+    r.feed("S kernel.peak\nB timing read_chun");
+    REQUIRE(r.has_message());
+    ChildMessage m = r.take_message();
+    CHECK(m.kind == ChildMessage::Kind::start);
+    CHECK(m.text == "kernel.peak");
     CHECK(r.last_breadcrumb().empty());
-    r.feed("ked_v\nB building peak/compute.cl\nR {\"id\":");
+    CHECK_FALSE(r.has_message());
+    r.feed("ked_v\nB building peak/compute.cl\nT []\nR {\"id\":");
     CHECK(r.last_breadcrumb() == "building peak/compute.cl");
-    CHECK_FALSE(r.result());
-    r.feed("\"x\"}\nT []\ngarbage\n");
-    REQUIRE(r.result());
-    CHECK(*r.result() == "{\"id\":\"x\"}");
-    REQUIRE(r.trace());
-    CHECK(*r.trace() == "[]");
+    REQUIRE(r.has_message());
+    m = r.take_message();
+    CHECK(m.kind == ChildMessage::Kind::trace);
+    CHECK(m.text == "[]");
+    CHECK_FALSE(r.has_message());
+    r.feed("\"x\"}\ngarbage\nS kernel.launch\n");
+    m = r.take_message();
+    CHECK(m.kind == ChildMessage::Kind::result);
+    CHECK(m.text == "{\"id\":\"x\"}");
+    m = r.take_message();
+    CHECK(m.kind == ChildMessage::Kind::start);
+    CHECK(m.text == "kernel.launch");
+    CHECK_FALSE(r.has_message());
+    // A new probe starts without the last one's whereabouts.
+    CHECK(r.last_breadcrumb().empty());
 }
