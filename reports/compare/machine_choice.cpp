@@ -106,7 +106,7 @@ std::string render_machine_choices(const std::vector<WorkloadChoice>& choices) {
     std::string out;
     for (const auto& c : choices) {
         const std::string units = c.unit + "s";
-        out += fmt::format("\nChoosing a machine for {} ({} per step of the fastest variant):\n", c.workload, units);
+        out += fmt::format("\nChoosing a machine for {} (in {}, each report's fastest variant):\n", c.workload, units);
         std::size_t width = 6;
         for (const auto& row : c.rows)
             width = std::max(width, row.name.size());
