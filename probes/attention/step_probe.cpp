@@ -15,6 +15,7 @@
 #include "attention/attention_report.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "common/step_energy.hpp"
 #include "core/clock.hpp"
 #include "core/pipeline_stages.hpp"
 #include "probe_factories.hpp"
@@ -199,6 +200,23 @@ class StepProbe final : public Probe {
             w.verify(v);  // the last batch downloaded this variant's outputs
         }
         record(out, variants, sampler.run(), quick);
+        // Energy per step and per 1,000 tokens (each sequence's prompt and generated tokens) where
+        // the machine has sensors, after the timed samples so they are untouched.
+        StepEnergy energy(ctx.options.mode);
+        const WorkPerStep tokens{"attention.pipeline.energy_per_1k_tokens",
+                                 static_cast<double>(c.batch) * (c.seq + c.decode_steps), 1000};
+        if (energy.available())
+            for (const StepVariant& v : variants)
+                energy.measure(
+                    out, pipeline_ids::attention, {{"variant", v.name}},
+                    [&] {
+                        std::vector<cl::Event> events;
+                        w.enqueue_step(v, events);
+                        s.queue().finish();
+                    },
+                    tokens);
+        energy.record_attributes(out);
+        out.attributes["tokens_per_step"] = tokens.units;
         out.attributes["variants"] = {
             {"baseline", "unfused prefill, decode with one work-group per head, pageable transfers"},
             {"tuned", fmt::format("fused prefill (tile {}), decode with {} work-group(s) per head", w.tile_label(),

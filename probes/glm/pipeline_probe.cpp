@@ -15,6 +15,7 @@
 
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
+#include "common/step_energy.hpp"
 #include "core/clock.hpp"
 #include "core/glm_facts.hpp"
 #include "core/pipeline_stages.hpp"
@@ -97,6 +98,12 @@ class PipelineProbe final : public Probe {
         record_stages(out, sets, s.profiling());
         record_steps(out, sets);
         record_attributes(out, config);
+        // Energy per step where the machine has sensors, after the timed samples so they are untouched.
+        StepEnergy energy(ctx.options.mode);
+        if (energy.available())
+            for (const Variant v : all_variants)
+                energy.measure(out, pipeline_ids::glm, {{"variant", name_of(v)}}, [&] { step(s, v); });
+        energy.record_attributes(out);
         pinned_x_.reset();
         pinned_y_.reset();
     }

@@ -168,6 +168,8 @@ FleetAnalysis analyze_fleet(std::vector<NodeSummary> nodes, std::vector<Unpaired
         a.metrics.push_back(analyze_metric(metric, p, options));
     a.outliers = outliers_by_node(a.metrics, fleet);
     a.partial_findings = partial_findings(fleet);
+    for (const auto& n : fleet)
+        a.machines.push_back({n.node, n.economics});
     return a;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/machine_choice.hpp"
 #include "fleet/node_summary.hpp"
 
 namespace clprobe {
@@ -72,6 +73,8 @@ struct FleetAnalysis {
     std::vector<NodeOutlier> outliers;
     std::vector<PartialFinding> partial_findings;  // on some nodes, not all
     std::vector<UnpairedReport> unpaired;
+    // Each node's workload figures, for the best / best value / cheapest choice (compare/machine_choice).
+    std::vector<MachineFigures> machines;
     std::size_t worse_outliers() const;
 };
 

@@ -28,6 +28,7 @@ NodeSummary summarize_node(const RunReport& r, std::string source) {
         s.findings.push_back(f.id);
     std::sort(s.findings.begin(), s.findings.end());
     s.findings.erase(std::unique(s.findings.begin(), s.findings.end()), s.findings.end());
+    s.economics = workload_economics(r);
     return s;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cost_model.hpp"
 #include "core/report.hpp"
 #include "fleet/node_environment.hpp"
 
@@ -24,6 +25,7 @@ struct NodeSummary {
     NodeEnvironment environment;
     std::map<std::string, HeadlineFigure> headlines;  // by metric id
     std::vector<std::string> findings;                // finding ids, sorted
+    std::vector<WorkloadEconomics> economics;         // throughput, energy and cost per workload
 };
 
 NodeSummary summarize_node(const RunReport& report, std::string source);

@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 
+#include "core/cost_model.hpp"
 #include "render/finding_size.hpp"
 #include "render/trace_summary_text.hpp"
 
@@ -159,6 +161,29 @@ std::string render_device_info(const DeviceInfo& d) {
     return out;
 }
 
+// Throughput, energy and cost per workload (core/cost_model.hpp), shown when the run measured
+// energy or was given a price: without either it would repeat the step times listed above.
+void render_economics(std::string& out, const RunReport& r, const Palette& p) {
+    const auto all = workload_economics(r);
+    const bool any = std::any_of(all.begin(), all.end(),
+                                 [&](const WorkloadEconomics& e) { return e.joules_per_step || prices_of(r).any(); });
+    if (!any) return;
+    out += "\n" + p.bold("Throughput, energy and cost (the fastest variant of each workload)") + "\n";
+    for (const auto& e : all) {
+        out += fmt::format("  {} ({}): {:.4g} {}s/s", e.pipeline, e.variant, e.throughput, e.unit);
+        if (e.joules_per_step) {
+            out += fmt::format(", {:.4g} J per step ({})", *e.joules_per_step, e.energy_scope);
+            if (e.unit == "token")
+                out += fmt::format(", {:.4g} J per 1,000 tokens", *e.joules_per_step / e.units_per_step * 1000);
+        }
+        if (e.cost_per_million)
+            out += fmt::format(", ${:.4g} per million {}s", *e.cost_per_million, e.unit);
+        else
+            out += fmt::format(", no cost: {}", e.cost_basis);
+        out += "\n";
+    }
+}
+
 std::string render_text(const RunReport& r, const RenderOptions& o) {
     const Palette p{o.color};
     std::string out;
@@ -175,6 +200,10 @@ std::string render_text(const RunReport& r, const RenderOptions& o) {
     out += fmt::format("run:    {} · mode {} · {:.1f} s\n", r.created_at, mode, r.wall_seconds);
     if (r.provenance) out += fmt::format("build:  clprobe {}\n", provenance_summary(*r.provenance));
     if (r.drift) out += fmt::format("drift:  machine drift during the run: {}\n", drift_summary(*r.drift));
+    if (const Prices prices = prices_of(r); prices.any())
+        out += fmt::format("price:  {}{}{}\n", prices.per_hour ? fmt::format("${}/h", *prices.per_hour) : "",
+                           prices.per_hour && prices.per_kwh ? " + " : "",
+                           prices.per_kwh ? fmt::format("${}/kWh", *prices.per_kwh) : "");
     out += "\n";
     render_trust(out, r, o, p);
     out += "\n";
@@ -182,6 +211,7 @@ std::string render_text(const RunReport& r, const RenderOptions& o) {
     render_findings(out, r, p);
     out += "\n";
     render_results(out, r, o, p);
+    render_economics(out, r, p);
     if (o.verbose && !r.rules_not_evaluated.empty()) {
         out += "\n" + p.bold("Rules not evaluated") + "\n";
         for (const auto& s : r.rules_not_evaluated)

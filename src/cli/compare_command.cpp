@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "compare/comparison.hpp"
+#include "compare/machine_choice.hpp"
 #include "json/comparison_json.hpp"
 #include "render/comparison_text.hpp"
 #include "rules/analysis.hpp"
@@ -35,7 +36,10 @@ int run_compare(const CompareCliOptions& o) {
     if (o.json)
         fmt::print("{}\n", comparison_to_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     else
-        fmt::print("{}", render_comparison_text(c, {o.verbose, color_stdout()}));
+        fmt::print(
+            "{}{}", render_comparison_text(c, {o.verbose, color_stdout()}),
+            // Which of the two to run each workload on: best, best value, cheapest.
+            render_machine_choices(choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}})));
     // A gate that drift made blind must say so: "no regression" then means "none larger than this".
     if (o.fail_on_regression && c.drift && c.drift->band > options.threshold)
         fmt::print(stderr,

@@ -18,6 +18,7 @@
 #include "cli/report_outputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
+#include "core/cost_model.hpp"
 #include "core/log.hpp"
 #include "core/run_eta.hpp"
 #include "core/scoped_signals.hpp"
@@ -72,6 +73,9 @@ struct DiagnoseOptions {
     double probe_timeout = 0;
     ProbeSelection selection;   // --probes, --skip
     bool no_isolation = false;  // --no-isolation: every probe in this process, as before issue 24
+    // --price-per-hour, --watts-price: recorded in the report's options; the cost per million
+    // steps or tokens is derived from them and the measured figures (core/cost_model.hpp).
+    Prices prices;
 };
 
 nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
@@ -81,20 +85,22 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
     const nlohmann::json attention = {{"batch", run.attention.batch},   {"heads", run.attention.heads},
                                       {"seq", run.attention.seq},       {"head_dim", run.attention.head_dim},
                                       {"kv_len", run.attention.kv_len}, {"causal", run.attention.causal}};
-    return {{"mode", to_string(run.mode)},
-            {"layers", run.layers},
-            {"workloads", run.workloads},
-            {"device", o.device},
-            {"kernel_dir", o.kernel_dir},
-            {"binary_cache", run.use_cache},
-            {"topology_xml", run.topology_xml},
-            {"device_pci", run.device_pci},
-            {"glm", glm},
-            {"attention", attention},
-            {"probes", run.selection.only},
-            {"skip", run.selection.skip},
-            // Whether device probes ran in processes of their own (false: --no-isolation).
-            {"isolation", !o.no_isolation}};
+    nlohmann::json out = {{"mode", to_string(run.mode)},
+                          {"layers", run.layers},
+                          {"workloads", run.workloads},
+                          {"device", o.device},
+                          {"kernel_dir", o.kernel_dir},
+                          {"binary_cache", run.use_cache},
+                          {"topology_xml", run.topology_xml},
+                          {"device_pci", run.device_pci},
+                          {"glm", glm},
+                          {"attention", attention},
+                          {"probes", run.selection.only},
+                          {"skip", run.selection.skip},
+                          // Whether device probes ran in processes of their own (false: --no-isolation).
+                          {"isolation", !o.no_isolation}};
+    record_prices(out, o.prices);
+    return out;
 }
 
 // "kernel,system,kernel" -> "kernel,system"; empty items (",,") dropped.
@@ -364,6 +370,15 @@ CommandRunner add_diagnose_command(CLI::App& app) {
     cmd->add_flag("--no-isolation", opts->no_isolation,
                   "Run device probes in this process instead of a child process per layer (faster by a little; a "
                   "crashing or hung driver then ends the run)");
+    const char* cost_group = "Cost (recorded in the report; cost per million steps and tokens derived from it)";
+    // Non-negative: a price below zero is a typo, refused with CLI11's one-line error (exit code 2).
+    cmd->add_option("--price-per-hour", opts->prices.per_hour, "What an hour of this machine costs, in USD")
+        ->check(CLI::NonNegativeNumber)
+        ->group(cost_group);
+    cmd->add_option("--watts-price", opts->prices.per_kwh,
+                    "What a kWh costs, in USD, for a machine billed by the energy it uses (needs energy sensors)")
+        ->check(CLI::NonNegativeNumber)
+        ->group(cost_group);
     cmd->footer("Probe ids: " + text::sentence_list(builtin_probe_ids(), ", "));
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress or warnings on stderr");

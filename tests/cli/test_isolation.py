@@ -154,7 +154,7 @@ def test_probe_selection():
     expect(r.rc == 0, "selected run", r)
     with open(path) as f:
         ids = [p["id"] for p in json.load(f)["results"]]
-    expect(ids == ["system.host", "system.limits", "kernel.launch", "system.activity"], f"ids: {ids}")
+    expect(ids == ["system.host", "system.limits", "system.energy", "kernel.launch", "system.activity"], f"ids: {ids}")
 
 
 if __name__ == "__main__":
