@@ -58,15 +58,6 @@ Scaling scaling_of(const std::string& unit) {
     return Scaling::none;
 }
 
-// The reference series that tracks a metric: the memory read for what streams memory (bandwidths,
-// transfers, the GLM gradient and attention decode, both memory-bound), the FMA kernel otherwise.
-bool memory_bound(const std::string& metric, const std::string& unit) {
-    if (unit == "GB/s") return true;
-    for (std::string_view p : {"transfer.", "glm.", "attention.decode", "kernel.bandwidth", "kernel.memory"})
-        if (starts_with(metric, p)) return true;
-    return false;
-}
-
 // The check taken just before a probe: the machine's state as the probe began.
 const DriftCheck* check_before(const std::optional<MachineDrift>& drift, const std::string& probe) {
     if (!drift) return nullptr;
@@ -75,15 +66,19 @@ const DriftCheck* check_before(const std::optional<MachineDrift>& drift, const s
     return nullptr;
 }
 
-// The fastest value (the smallest for lower-is-better) and its gap to the second fastest.
+// The fastest value (the smallest for lower-is-better) and the spread of the faster half of the
+// values: the fastest over the slowest of the ceil(n / 2) fastest, minus 1 (0 with one value). The
+// half, not the runner-up alone: on a shared machine two fast samples can both be lucky.
 std::pair<double, double> best_and_gap(std::vector<double> v, bool higher_is_better) {
     if (v.empty()) return {0, 0};
     std::sort(v.begin(), v.end());
     if (!higher_is_better) std::reverse(v.begin(), v.end());
     const double best = v.back();
-    if (v.size() < 2 || v[v.size() - 2] <= 0 || best <= 0) return {best, 0};
-    const double second = v[v.size() - 2];
-    return {best, higher_is_better ? best / second - 1 : second / best - 1};
+    const std::size_t half = std::max<std::size_t>(2, (v.size() + 1) / 2);
+    if (v.size() < 2 || best <= 0) return {best, 0};
+    const double edge = v[v.size() - std::min(half, v.size())];
+    if (edge <= 0) return {best, 0};
+    return {best, higher_is_better ? best / edge - 1 : edge / best - 1};
 }
 
 // faster / slower / within_noise from an interval of B / A and a band symmetric in ratio: B at
@@ -161,13 +156,15 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
     const DriftCheck* ca = refs.same_driver && refs.a ? check_before(*refs.a, pa.probe) : nullptr;
     const DriftCheck* cb = refs.same_driver && refs.b ? check_before(*refs.b, pb.probe) : nullptr;
     if (scaling != Scaling::none && ca && cb) {
-        const bool memory = memory_bound(c.metric, c.unit);
-        const double ref_a = memory ? ca->memory_gb_per_s : ca->compute_gflops;
-        const double ref_b = memory ? cb->memory_gb_per_s : cb->compute_gflops;
+        // The FMA reference for every metric: it tracks the machine's state (a VM's vCPUs sharing a
+        // core halve it for seconds at a time), while one read of the memory reference on a shared
+        // machine catches other processes' traffic of that instant (5 to 24 GB/s between checks a
+        // few seconds apart here), and scaling by it added more noise than it removed.
+        const double ref_a = ca->compute_gflops, ref_b = cb->compute_gflops;
         if (ref_a > 0 && ref_b > 0) {
             const double factor = scaling == Scaling::rate ? ref_a / ref_b : ref_b / ref_a;
             c.method = Method::normalised;
-            c.reference_series = memory ? "memory" : "compute";
+            c.reference_series = "compute";
             c.reference_a = ref_a;
             c.reference_b = ref_b;
             c.ratio = c.raw_ratio * factor;

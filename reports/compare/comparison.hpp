@@ -23,7 +23,7 @@ std::string_view to_string(Verdict v);
 // How a pair of timed measurements was compared (docs/report-schema.md, "Machine drift").
 enum class Method {
     median,      // the medians, as measured (no drift reference around the probe, or across drivers)
-    best_of,     // a ceiling: each run's fastest sample, on the gap to its second fastest
+    best_of,     // a ceiling: each run's fastest sample, on the spread of its faster half
     normalised,  // each sample scaled by the drift reference timed just before its probe
 };
 std::string_view to_string(Method m);
@@ -44,12 +44,13 @@ struct MetricComparison {
     // 95% bootstrap interval of the ratio (resampling each report's samples; best_of: the ratio).
     double ratio_low = 1, ratio_high = 1;
     // Relative change the interval had to clear: max(threshold, cv_a + cv_b), or for best_of
-    // max(threshold, gap_a + gap_b), a gap being a run's fastest sample over its second fastest - 1.
+    // max(threshold, gap_a + gap_b), a gap being a run's fastest sample over the slowest of its
+    // faster half - 1.
     // The machine's drift never widens it.
     double band = 0;
     // normalised: the reference rate (GFLOP/s or GB/s) timed before the probe in each run.
     std::optional<double> reference_a, reference_b;
-    std::string reference_series;  // normalised: "compute" or "memory"
+    std::string reference_series;  // normalised: "compute" (the FMA reference)
     Verdict verdict = Verdict::within_noise;
 };
 
@@ -68,7 +69,7 @@ struct ReferenceShift {
     std::string unit;                     // GFLOP/s, GB/s
     double fastest_a = 0, fastest_b = 0;  // each run's fastest check
     double ratio = 1;                     // fastest_b / fastest_a
-    // max(threshold, gap_a + gap_b): a run's fastest check over its second fastest - 1 (0 with one).
+    // max(threshold, gap_a + gap_b): a run's fastest check over the slowest of its faster half - 1.
     double band = 0;
     Verdict verdict = Verdict::within_noise;  // slower: the machine of B is slower
 };

@@ -218,7 +218,7 @@ TEST_CASE("drift: a machine shift is a difference of machines, reported first an
     CHECK(ceiling.band < 0.1);  // the machine's shift did not widen it
     const auto& work = metric(c, "glm.gradient.time");
     CHECK(work.method == Method::normalised);
-    CHECK(work.reference_series == "memory");
+    CHECK(work.reference_series == "compute");
     CHECK(work.raw_ratio == Approx(2.0));
     CHECK(work.ratio == Approx(1.0));
     CHECK(work.verdict == Verdict::within_noise);
@@ -230,7 +230,7 @@ TEST_CASE("drift: a machine shift is a difference of machines, reported first an
     CHECK(machine_at < text.find("metrics paired"));
     RenderOptions verbose;
     verbose.verbose = true;
-    CHECK_THAT(render_comparison_text(c, verbose), Catch::Contains("scaled by the memory reference; raw x2.000"));
+    CHECK_THAT(render_comparison_text(c, verbose), Catch::Contains("scaled by the compute reference; raw x2.000"));
     const auto j = comparison_to_json(c);
     CHECK(j["regressed"] == true);
     CHECK(j["machine"]["shifts"][0]["verdict"] == "slower");
