@@ -66,19 +66,21 @@ const DriftCheck* check_before(const std::optional<MachineDrift>& drift, const s
     return nullptr;
 }
 
-// The fastest value (the smallest for lower-is-better) and the spread of the faster half of the
-// values: the fastest over the slowest of the ceil(n / 2) fastest, minus 1 (0 with one value). The
-// half, not the runner-up alone: on a shared machine two fast samples can both be lucky.
+// The faster half of the values (the ceil(n / 2) fastest, at least two; the smallest for
+// lower-is-better): their median, what a ceiling or the machine's reference compares, and their
+// spread, fastest over slowest of them minus 1 (0 with one value). The faster half and not the
+// single fastest value: on a shared machine one sample can be lucky or an outlier (a cache-sized
+// read timed 2x above its neighbours), and the half still ignores every slow phase that covers
+// less than half the samples.
 std::pair<double, double> best_and_gap(std::vector<double> v, bool higher_is_better) {
     if (v.empty()) return {0, 0};
     std::sort(v.begin(), v.end());
-    if (!higher_is_better) std::reverse(v.begin(), v.end());
-    const double best = v.back();
-    const std::size_t half = std::max<std::size_t>(2, (v.size() + 1) / 2);
-    if (v.size() < 2 || best <= 0) return {best, 0};
-    const double edge = v[v.size() - std::min(half, v.size())];
-    if (edge <= 0) return {best, 0};
-    return {best, higher_is_better ? best / edge - 1 : edge / best - 1};
+    if (higher_is_better) std::reverse(v.begin(), v.end());  // fastest first
+    const std::size_t half = std::min(v.size(), std::max<std::size_t>(2, (v.size() + 1) / 2));
+    const std::vector<double> faster(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half));
+    const double value = median_of(faster);
+    if (v.size() < 2 || faster.front() <= 0 || faster.back() <= 0) return {value, 0};
+    return {value, higher_is_better ? faster.front() / faster.back() - 1 : faster.back() / faster.front() - 1};
 }
 
 // faster / slower / within_noise from an interval of B / A and a band symmetric in ratio: B at
@@ -392,15 +394,15 @@ std::optional<MachineComparison> machine_comparison(const RunReport& a, const Ru
                 if (c.*rate > 0) v.push_back(c.*rate);
             return v;
         };
-        const auto [fastest_a, gap_a] = best_and_gap(values(*a.drift), true);
-        const auto [fastest_b, gap_b] = best_and_gap(values(*b.drift), true);
-        if (fastest_a <= 0 || fastest_b <= 0) continue;
+        const auto [fast_a, gap_a] = best_and_gap(values(*a.drift), true);
+        const auto [fast_b, gap_b] = best_and_gap(values(*b.drift), true);
+        if (fast_a <= 0 || fast_b <= 0) continue;
         ReferenceShift s;
         s.series = name;
         s.unit = unit;
-        s.fastest_a = fastest_a;
-        s.fastest_b = fastest_b;
-        s.ratio = fastest_b / fastest_a;
+        s.fast_a = fast_a;
+        s.fast_b = fast_b;
+        s.ratio = fast_b / fast_a;
         s.band = std::max(threshold, gap_a + gap_b);
         s.verdict = same_driver ? verdict_of(s.ratio, s.ratio, s.band, true) : Verdict::within_noise;
         m.shifts.push_back(s);
@@ -425,21 +427,21 @@ std::string describe(const MachineComparison& m) {
     } else if (m.shift_is_driver) {
         out = "Machine: not comparable across drivers; the reference kernels' fastest checks moved";
         for (const auto& s : m.shifts)
-            out +=
-                fmt::format(" {} x{:.2f} ({:.4g} -> {:.4g} {})", s.series, s.ratio, s.fastest_a, s.fastest_b, s.unit);
+            out += fmt::format(" {} x{:.2f} ({:.4g} -> {:.4g} {})", s.series, s.ratio, s.fast_a, s.fast_b, s.unit);
         out += ", which is the drivers' difference";
     } else {
         std::vector<std::string> parts;
         for (const auto& s : m.shifts)
-            parts.push_back(fmt::format("{} (reference {} kernel, fastest samples: {:.4g} -> {:.4g} {})", describe(s),
-                                        s.series == "compute" ? "FMA" : "read", s.fastest_a, s.fastest_b, s.unit));
+            parts.push_back(fmt::format(
+                "{} (reference {} kernel, fastest samples, the median of the faster half: {:.4g} -> {:.4g} {})",
+                describe(s), s.series == "compute" ? "FMA" : "read", s.fast_a, s.fast_b, s.unit));
         out = "Machine: this device ";
         for (std::size_t i = 0; i < parts.size(); ++i)
             out += (i ? "; " : "") + parts[i];
     }
     out += fmt::format(
         ". Within the runs the reference varied {} (A) and {} (B): handled by measurement "
-        "(ceilings by their fastest samples, timed metrics scaled by the check before their probe), "
+        "(ceilings by the faster half of their samples, timed metrics scaled by the check before their probe), "
         "no band widened by it",
         figure(m.spread_a), figure(m.spread_b));
     return out;

@@ -65,10 +65,10 @@ struct EnvironmentDifference {
 // measurement handles (ceilings by their fastest samples, timed metrics normalised by the check
 // before their probe); it is shown, and widens nothing.
 struct ReferenceShift {
-    std::string series;                   // "compute" or "memory"
-    std::string unit;                     // GFLOP/s, GB/s
-    double fastest_a = 0, fastest_b = 0;  // each run's fastest check
-    double ratio = 1;                     // fastest_b / fastest_a
+    std::string series;             // "compute" or "memory"
+    std::string unit;               // GFLOP/s, GB/s
+    double fast_a = 0, fast_b = 0;  // each run's fastest check
+    double ratio = 1;               // fast_b / fast_a
     // max(threshold, gap_a + gap_b): a run's fastest check over the slowest of its faster half - 1.
     double band = 0;
     Verdict verdict = Verdict::within_noise;  // slower: the machine of B is slower

@@ -74,8 +74,8 @@ json comparison_to_json(const Comparison& c) {
         for (const auto& r : c.machine->shifts)
             shifts.push_back({{"series", r.series},
                               {"unit", r.unit},
-                              {"fastest_a", r.fastest_a},
-                              {"fastest_b", r.fastest_b},
+                              {"fast_a", r.fast_a},
+                              {"fast_b", r.fast_b},
                               {"ratio", r.ratio},
                               {"band", r.band},
                               {"verdict", to_string(r.verdict)},

@@ -47,7 +47,7 @@ std::string row(const MetricComparison& m, bool color) {
                        : fmt::format("x{:.3f} [{:.3f}, {:.3f}]", m.ratio, m.ratio_low, m.ratio_high);
     // How the ratio was read, and the medians' own ratio beside it when that differs.
     std::string how;
-    if (m.method == Method::best_of) how = fmt::format("  (fastest samples; medians x{:.3f})", m.raw_ratio);
+    if (m.method == Method::best_of) how = fmt::format("  (faster half of the samples; medians x{:.3f})", m.raw_ratio);
     if (m.method == Method::normalised)
         how = fmt::format("  (scaled by the {} reference; raw x{:.3f})", m.reference_series, m.raw_ratio);
     return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}{}\n", labelled_metric(m.metric, m.labels),
@@ -69,7 +69,8 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
     }
     out += fmt::format(
         "{} metrics paired: {} slower, {} faster, {} within noise (a verdict needs the 95% bootstrap interval of the "
-        "ratio beyond max({:.0f}%, cv A + cv B); ceilings compare their fastest samples, timed metrics their samples "
+        "ratio beyond max({:.0f}%, cv A + cv B); ceilings compare the faster half of their samples, timed metrics "
+        "their samples "
         "scaled by the drift reference before their probe); facts: {} changed, {} same; {} only in A, {} only in "
         "B\n\n",
         c.metrics.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::within_noise),
