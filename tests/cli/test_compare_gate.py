@@ -35,8 +35,7 @@ def planted_kernels():
         text = text.replace(line, line.replace("#define LOAD_", "#define PLAIN_LOAD_") + "\n" +
                             f"#define LOAD_{w}(i, ptr) SLOW(PLAIN_LOAD_{w}(i, ptr))")
     slow = ("#define OPAQUE_ZERO ((REAL)get_global_offset(0))\n"
-            "#define SLOW1(v) ((v) + OPAQUE_ZERO * (((v) * (v) + (v)) * ((v) + OPAQUE_ZERO * (v) * (v))))\n"
-            "#define SLOW(v) SLOW1(SLOW1(v))\n")
+            "#define SLOW(v) ((v) + OPAQUE_ZERO * (((v) * (v) + (v)) * ((v) + OPAQUE_ZERO * (v) * (v))))\n")
     text = text.replace(loads[1].replace("#define LOAD_", "#define PLAIN_LOAD_"),
                         slow + loads[1].replace("#define LOAD_", "#define PLAIN_LOAD_"), 1)
     with open(path, "w") as f:
