@@ -58,12 +58,25 @@ Scaling scaling_of(const std::string& unit) {
     return Scaling::none;
 }
 
-// The check taken just before a probe: the machine's state as the probe began.
-const DriftCheck* check_before(const std::optional<MachineDrift>& drift, const std::string& probe) {
-    if (!drift) return nullptr;
-    for (const auto& c : drift->checks)
-        if (c.before_probe == probe) return &c;
-    return nullptr;
+// Within this of each other, the checks before and after a probe saw one machine state.
+constexpr double same_state = 0.2;
+
+// The FMA reference around a probe: the mean of the check just before it and the check before the
+// next device probe, when the two agree within same_state. A check is one 2 ms kernel (the median
+// of 3 launches): a transient of the shared machine can catch it alone (37 GFLOP/s between checks
+// of 105-116 here, the probe it preceded running at its usual speed), and a probe during which the
+// state changed has no one state. nullopt then, and for the run's last probe (no check after it).
+std::optional<double> reference_around(const std::optional<MachineDrift>& drift, const std::string& probe) {
+    if (!drift) return std::nullopt;
+    const auto& checks = drift->checks;
+    for (std::size_t i = 0; i + 1 < checks.size(); ++i) {
+        if (checks[i].before_probe != probe) continue;
+        const double before = checks[i].compute_gflops, after = checks[i + 1].compute_gflops;
+        if (!(before > 0) || !(after > 0) || std::max(before, after) / std::min(before, after) - 1 > same_state)
+            return std::nullopt;
+        return (before + after) / 2;
+    }
+    return std::nullopt;
 }
 
 // The faster half of the values (the ceil(n / 2) fastest, at least two; the smallest for
@@ -155,15 +168,17 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
     // phase of the other as the same machine would. A constant factor per probe and run, so the
     // interval scales with it.
     const Scaling scaling = scaling_of(c.unit);
-    const DriftCheck* ca = refs.same_driver && refs.a ? check_before(*refs.a, pa.probe) : nullptr;
-    const DriftCheck* cb = refs.same_driver && refs.b ? check_before(*refs.b, pb.probe) : nullptr;
-    if (scaling != Scaling::none && ca && cb) {
-        // The FMA reference for every metric: it tracks the machine's state (a VM's vCPUs sharing a
-        // core halve it for seconds at a time), while one read of the memory reference on a shared
-        // machine catches other processes' traffic of that instant (5 to 24 GB/s between checks a
-        // few seconds apart here), and scaling by it added more noise than it removed.
-        const double ref_a = ca->compute_gflops, ref_b = cb->compute_gflops;
-        if (ref_a > 0 && ref_b > 0) {
+    // The FMA reference for every metric: it tracks the machine's state (a VM's vCPUs sharing a
+    // core halve it for seconds at a time), while one read of the memory reference on a shared
+    // machine catches other processes' traffic of that instant (5 to 24 GB/s between checks a few
+    // seconds apart here), and scaling by it added more noise than it removed.
+    const std::optional<double> ra =
+        refs.same_driver && refs.a && scaling != Scaling::none ? reference_around(*refs.a, pa.probe) : std::nullopt;
+    const std::optional<double> rb =
+        refs.same_driver && refs.b && scaling != Scaling::none ? reference_around(*refs.b, pb.probe) : std::nullopt;
+    if (ra && rb) {
+        const double ref_a = *ra, ref_b = *rb;
+        {
             const double factor = scaling == Scaling::rate ? ref_a / ref_b : ref_b / ref_a;
             c.method = Method::normalised;
             c.reference_series = "compute";
@@ -441,7 +456,7 @@ std::string describe(const MachineComparison& m) {
     }
     out += fmt::format(
         ". Within the runs the reference varied {} (A) and {} (B): handled by measurement "
-        "(ceilings by the faster half of their samples, timed metrics scaled by the check before their probe), "
+        "(ceilings by the faster half of their samples, timed metrics scaled by the checks around their probe), "
         "no band widened by it",
         figure(m.spread_a), figure(m.spread_b));
     return out;

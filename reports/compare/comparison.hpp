@@ -24,7 +24,7 @@ std::string_view to_string(Verdict v);
 enum class Method {
     median,      // the medians, as measured (no drift reference around the probe, or across drivers)
     best_of,     // a ceiling: each run's fastest sample, on the spread of its faster half
-    normalised,  // each sample scaled by the drift reference timed just before its probe
+    normalised,  // each sample scaled by the FMA reference around its probe (reference_around)
 };
 std::string_view to_string(Method m);
 

@@ -151,6 +151,9 @@ RunReport two_probes(std::vector<double> ceiling, std::vector<double> workload_m
     r.drift = MachineDrift{};
     r.drift->checks.push_back({0.5, "kernel.compute.fp32", at_ceiling.compute, at_ceiling.memory});
     r.drift->checks.push_back({2.0, "glm.gradient", at_workload.compute, at_workload.memory});
+    // The checks after the workload probe: by default one in the workload's state, so the
+    // reference around it is established (before and after agree).
+    if (more.empty()) more.push_back(at_workload);
     double t = 3;
     for (const auto& ph : more)
         r.drift->checks.push_back({t += 1, "attention.decode", ph.compute, ph.memory});
@@ -244,7 +247,8 @@ TEST_CASE("drift: a machine shift is a difference of machines, reported first an
 TEST_CASE("drift: a phase flip inside one run is handled by measurement, not by a band", "[drift][compare]") {
     // Same machine (the fast checks agree). In A the workload ran in a slow phase (reference
     // halved before it, its time doubled) and the ceiling probe caught three fast samples of seven.
-    const auto a = two_probes({232, 118, 231, 117, 116, 230, 119}, around(20, 0.02), {232, 40}, {116, 20}, {{230, 40}});
+    const auto a =
+        two_probes({232, 118, 231, 117, 116, 230, 119}, around(20, 0.02), {232, 40}, {116, 20}, {{117, 20}, {230, 40}});
     const auto b = two_probes(around(233, 0.01), around(10, 0.02), {233, 40}, {231, 40});
     const Comparison c = compare_reports(a, b);
     REQUIRE(c.machine);
@@ -267,7 +271,8 @@ TEST_CASE("drift: a slower machine with a phase flip, and a slower workload, are
     // B: half the compute, a slow phase (a quarter) before the workload, and the workload 50%
     // slower than the machine explains.
     const auto a = two_probes(around(233, 0.01), around(10, 0.02), {233, 40}, {231, 40}, {{230, 40}});
-    const auto b = two_probes(around(117, 0.01), around(10 * 4 * 1.5, 0.02), {117, 20}, {58, 10}, {{116, 20}});
+    const auto b =
+        two_probes(around(117, 0.01), around(10 * 4 * 1.5, 0.02), {117, 20}, {58, 10}, {{58, 10}, {116, 20}});
     const Comparison c = compare_reports(a, b);
     REQUIRE(c.machine);
     CHECK(c.machine->shifts[0].verdict == Verdict::slower);
@@ -276,8 +281,28 @@ TEST_CASE("drift: a slower machine with a phase flip, and a slower workload, are
     CHECK(work.ratio == Approx(1.5).epsilon(0.01));
     CHECK(work.verdict == Verdict::slower);
     // The same workload at the machine's own speed is not called.
-    const auto fair = two_probes(around(117, 0.01), around(40, 0.02), {117, 20}, {58, 10}, {{116, 20}});
+    const auto fair = two_probes(around(117, 0.01), around(40, 0.02), {117, 20}, {58, 10}, {{58, 10}, {116, 20}});
     CHECK(metric(compare_reports(a, fair), "glm.gradient.time").verdict == Verdict::within_noise);
+}
+
+TEST_CASE("drift: a probe whose checks disagree is compared as measured, not scaled", "[drift][compare]") {
+    // A transient caught the check before B's workload alone (37 between checks of 110): scaling by
+    // it would call the workload 3x slower. The check after it disagrees, so the medians compare.
+    const auto a = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {110, 40});
+    const auto b = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {37, 40}, {{110, 40}});
+    const auto& work = metric(compare_reports(a, b), "glm.gradient.time");
+    CHECK(work.method == Method::median);
+    CHECK(work.verdict == Verdict::within_noise);
+    // The last probe of a run has no check after it: compared as measured too.
+    auto last = b;
+    last.drift->checks.resize(2);
+    last.drift->checks[1].compute_gflops = 110;
+    CHECK(metric(compare_reports(a, last), "glm.gradient.time").method == Method::median);
+    // Checks that agree within 20% scale by their mean.
+    const auto steady = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {100, 40}, {{110, 40}});
+    const auto& scaled = metric(compare_reports(a, steady), "glm.gradient.time");
+    CHECK(scaled.method == Method::normalised);
+    CHECK(*scaled.reference_b == Approx(105));
 }
 
 TEST_CASE("drift: a change of one workload on the same machine is called, the rest are not", "[drift][compare]") {
