@@ -81,19 +81,20 @@ std::optional<double> reference_around(const std::optional<MachineDrift>& drift,
 
 // The faster half of the values (the ceil(n / 2) fastest, at least two; the smallest for
 // lower-is-better): their median, what a ceiling or the machine's reference compares, and their
-// spread, fastest over slowest of them minus 1 (0 with one value). The faster half and not the
-// single fastest value: on a shared machine one sample can be lucky or an outlier (a cache-sized
-// read timed 2x above its neighbours), and the half still ignores every slow phase that covers
-// less than half the samples.
+// spread below it, that median over the slowest of the half minus 1 (0 with one value). The faster
+// half and not the single fastest value: on a shared machine one sample can be lucky or an outlier
+// (a cache-sized read timed 2x above its neighbours, a 2 ms reference check at 220 GFLOP/s between
+// checks of 110), and the half still ignores every slow phase that covers less than half the
+// samples. Below the median, so that such an outlier widens the band no more than it moves the value.
 std::pair<double, double> best_and_gap(std::vector<double> v, bool higher_is_better) {
     if (v.empty()) return {0, 0};
     std::sort(v.begin(), v.end());
     if (higher_is_better) std::reverse(v.begin(), v.end());  // fastest first
     const std::size_t half = std::min(v.size(), std::max<std::size_t>(2, (v.size() + 1) / 2));
     const std::vector<double> faster(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half));
-    const double value = median_of(faster);
-    if (v.size() < 2 || faster.front() <= 0 || faster.back() <= 0) return {value, 0};
-    return {value, higher_is_better ? faster.front() / faster.back() - 1 : faster.back() / faster.front() - 1};
+    const double value = median_of(faster), slowest = faster.back();
+    if (v.size() < 2 || value <= 0 || slowest <= 0) return {value, 0};
+    return {value, higher_is_better ? value / slowest - 1 : slowest / value - 1};
 }
 
 // faster / slower / within_noise from an interval of B / A and a band symmetric in ratio: B at

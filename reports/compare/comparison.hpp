@@ -44,8 +44,8 @@ struct MetricComparison {
     // 95% bootstrap interval of the ratio (resampling each report's samples; best_of: the ratio).
     double ratio_low = 1, ratio_high = 1;
     // Relative change the interval had to clear: max(threshold, cv_a + cv_b), or for best_of
-    // max(threshold, gap_a + gap_b), a gap being a run's fastest sample over the slowest of its
-    // faster half - 1.
+    // max(threshold, gap_a + gap_b), a gap being the median of a run's faster half of samples over
+    // the slowest of that half, minus 1.
     // The machine's drift never widens it.
     double band = 0;
     // normalised: the reference rate (GFLOP/s or GB/s) timed before the probe in each run.
@@ -69,7 +69,8 @@ struct ReferenceShift {
     std::string unit;               // GFLOP/s, GB/s
     double fast_a = 0, fast_b = 0;  // each run's fastest check
     double ratio = 1;               // fast_b / fast_a
-    // max(threshold, gap_a + gap_b): a run's fastest check over the slowest of its faster half - 1.
+    // max(threshold, gap_a + gap_b): the median of a run's faster half of checks over the slowest
+    // of that half, minus 1.
     double band = 0;
     Verdict verdict = Verdict::within_noise;  // slower: the machine of B is slower
 };
