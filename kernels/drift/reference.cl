@@ -5,12 +5,13 @@
 
 // Compute-bound: eight independent FMA chains on float8 per work-item (enough chains to hide the
 // FMA latency on CPU devices and GPUs alike). Chain j, lane l of work-item g starts at
-// a_0 = ((64 g + 8 j + l) mod 1024) / 1024 and follows a = a * b + c; with c = 1 - b it tends to
-// 1, so a_n = 1 - (1 - a_0) b^n and the host checks each lane's sum over the chains in closed form,
-// item by item. The start depends on the work-item id and b, c and the trip count are arguments, so
-// no compiler can fold the loop or compute one result for many items (a driver that runs
-// work-items as SIMD lanes, like Intel's CPU runtime, did exactly that with constant starts).
-// b = 1 - 2^-10 and c = 2^-10 are exact; with a_0 in [0, 1) no value is a denormal.
+// a_0 = ((64 g + 8 j + l) mod 1024) / 1024 and follows a = a * b + c. The host passes b = 1 and
+// c = 2^-k with n c <= 1 for n iterations, so a_n = a_0 + n c exactly, and checks each lane's sum
+// over the chains item by item: the result depends on the start and on every step at any n. The
+// start depends on the work-item id and b, c and the trip count are arguments, so no compiler can
+// fold the loop or compute one result for many items (a driver that runs work-items as SIMD lanes,
+// like Intel's CPU runtime, did exactly that with constant starts). Every value lies in [0, 2): no
+// denormals.
 #define DRIFT_START(j) (lane + (float8)((float)((get_global_id(0) * 64 + (j) * 8) & 1023) * (1.0f / 1024)))
 __kernel void drift_fma(__global float8* restrict out, float b, float c, uint iterations) {
     const float8 vb = (float8)(b), vc = (float8)(c);

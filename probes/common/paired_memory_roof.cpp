@@ -81,7 +81,7 @@ Measurement PairedMemoryRoof::measurement(std::string metric, Labels labels, con
 std::optional<PlacedRoof> raised_roof(const std::optional<PlacedRoof>& placed, const Measurement& paired) {
     const double rate = paired.summary.max;
     if (placed && placed->gb_per_s >= rate) return placed;
-    return PlacedRoof{"memory", rate, labelled_metric(paired.metric, paired.labels)};
+    return PlacedRoof{"memory", rate, labelled_metric(paired.metric, paired.labels), RoofBasis::paired};
 }
 
 }  // namespace clprobe

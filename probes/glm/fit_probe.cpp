@@ -67,7 +67,7 @@ class FitProbe final : public Probe {
     std::string workload() const override { return "glm"; }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
-        const Shape shape = shape_for(ctx.options);
+        const Shape shape = shape_for(ctx);
         const GlmRunShape ran{std::min(shape.rows, fit_rows_cap(ctx.options.mode)), shape.cols};
         SamplerConfig config = sampler_for(ctx.options.mode);
         // Whole fits are long batches already: a few samples each.

@@ -4,6 +4,9 @@
 
 #include <mutex>
 
+#include "cl/device_session.hpp"
+#include "core/memory_roofs.hpp"
+
 namespace clprobe::glm {
 
 Mode mode_of(RunMode mode) {
@@ -17,6 +20,22 @@ Shape shape_for(const RunOptions& options) {
     if (options.glm.density > 0) s.density = options.glm.density;
     if (options.glm.batch) s.batch = options.glm.batch;
     return s;
+}
+
+Shape shape_for(const RunOptions& options, std::uint64_t last_cache_bytes) {
+    Shape s = shape_for(options);
+    if (options.glm.rows || options.mode == RunMode::quick || !last_cache_bytes) return s;
+    const std::uint64_t row_bytes = std::uint64_t{s.cols} * sizeof(float);
+    while (s.rows * row_bytes < 4 * last_cache_bytes)
+        s.rows *= 2;
+    return s;
+}
+
+Shape shape_for(const ProbeContext& ctx) {
+    std::uint64_t last_cache = ctx.device ? ctx.device->info().global_mem_cache_bytes : 0;
+    if (const auto facts = memory_roof_facts_of(ctx.earlier); facts && !facts->caches.empty())
+        last_cache = last_cache_bytes(facts->caches);
+    return shape_for(ctx.options, last_cache);
 }
 
 std::shared_ptr<const Dataset> shared_dataset(std::uint64_t n, std::uint32_t p, Family family) {

@@ -161,7 +161,7 @@ class GradientProbe final : public Probe {
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
         const DeviceInfo& info = s.info();
-        const Shape shape = shape_for(ctx.options);
+        const Shape shape = shape_for(ctx);
         GlmGradientFacts facts;
         facts.ran.cols = shape.cols;
         facts.rows_requested = shape.rows;

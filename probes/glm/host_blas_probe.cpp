@@ -38,7 +38,7 @@ class HostBlasProbe final : public Probe {
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         host_blas::require();
-        const Shape shape = shape_for(ctx.options);
+        const Shape shape = shape_for(ctx);
         const auto data = shared_dataset(shape.rows, shape.cols, Family::logistic);
         const std::vector<double> beta_d = evaluation_beta(*data);
         const std::vector<float> beta(beta_d.begin(), beta_d.end());

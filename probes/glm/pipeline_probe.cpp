@@ -90,7 +90,7 @@ class PipelineProbe final : public Probe {
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
         DeviceSession& s = *ctx.device;
-        plan(s, shape_for(ctx.options), ctx.options.mode);
+        plan(s, shape_for(ctx), ctx.options.mode);
         allocate(s);
         SamplerConfig config = sampler_for(ctx.options.mode);
         config.budget_seconds = ctx.options.mode == RunMode::quick ? 0.12 : ctx.options.mode == RunMode::full ? 3 : 0.8;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "compare/metric_key.hpp"
 #include "core/stats.hpp"
@@ -14,9 +15,14 @@ namespace clprobe {
 
 namespace {
 
+struct Placed {
+    const Measurement* m = nullptr;
+    std::string probe;  // the id of the probe that measured it
+};
+
 struct Keyed {
     std::vector<std::string> order;
-    std::map<std::string, const Measurement*> by_key;
+    std::map<std::string, Placed> by_key;
 };
 
 Keyed index(const RunReport& r) {
@@ -24,9 +30,80 @@ Keyed index(const RunReport& r) {
     for (const auto& p : r.results)
         for (const auto& m : p.measurements) {
             const auto key = pairing_key(m);
-            if (k.by_key.emplace(key, &m).second) k.order.push_back(key);
+            if (k.by_key.emplace(key, Placed{&m, p.id}).second) k.order.push_back(key);
         }
     return k;
+}
+
+bool starts_with(const std::string& s, std::string_view prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+// Ceilings: what the device can do, each sample already the fastest of a few batches (sampler.hpp).
+// A slow phase of the machine only slows samples down, so their fastest sample is what compares.
+bool is_ceiling(const std::string& metric) {
+    for (std::string_view p :
+         {"kernel.peak.", "kernel.roof.", "kernel.bandwidth", "kernel.compute", "kernel.memory_levels."})
+        if (starts_with(metric, p)) return true;
+    return false;
+}
+
+// How a timed metric scales with the machine: a rate (GB/s, GFLOP/s, per second) divides by the
+// reference, a time multiplies by it; anything else (a fraction of a roof, a count) is already
+// relative and is compared as measured.
+enum class Scaling { none, rate, time };
+Scaling scaling_of(const std::string& unit) {
+    if (unit == "ns" || unit == "us" || unit == "ms" || unit == "s") return Scaling::time;
+    if (unit.size() > 2 && unit.compare(unit.size() - 2, 2, "/s") == 0) return Scaling::rate;
+    return Scaling::none;
+}
+
+// Within this of each other, the checks before and after a probe saw one machine state.
+constexpr double same_state = 0.2;
+
+// The FMA reference around a probe: the mean of the check just before it and the check before the
+// next device probe, when the two agree within same_state. A check is one 2 ms kernel (the median
+// of 3 launches): a transient of the shared machine can catch it alone (37 GFLOP/s between checks
+// of 105-116 here, the probe it preceded running at its usual speed), and a probe during which the
+// state changed has no one state. nullopt then, and for the run's last probe (no check after it).
+std::optional<double> reference_around(const std::optional<MachineDrift>& drift, const std::string& probe) {
+    if (!drift) return std::nullopt;
+    const auto& checks = drift->checks;
+    for (std::size_t i = 0; i + 1 < checks.size(); ++i) {
+        if (checks[i].before_probe != probe) continue;
+        const double before = checks[i].compute_gflops, after = checks[i + 1].compute_gflops;
+        if (!(before > 0) || !(after > 0) || std::max(before, after) / std::min(before, after) - 1 > same_state)
+            return std::nullopt;
+        return (before + after) / 2;
+    }
+    return std::nullopt;
+}
+
+// The faster half of the values (the ceil(n / 2) fastest, at least two; the smallest for
+// lower-is-better): their median, what a ceiling or the machine's reference compares, and their
+// spread below it, that median over the slowest of the half minus 1 (0 with one value). The faster
+// half and not the single fastest value: on a shared machine one sample can be lucky or an outlier
+// (a cache-sized read timed 2x above its neighbours, a 2 ms reference check at 220 GFLOP/s between
+// checks of 110), and the half still ignores every slow phase that covers less than half the
+// samples. Below the median, so that such an outlier widens the band no more than it moves the value.
+std::pair<double, double> best_and_gap(std::vector<double> v, bool higher_is_better) {
+    if (v.empty()) return {0, 0};
+    std::sort(v.begin(), v.end());
+    if (higher_is_better) std::reverse(v.begin(), v.end());  // fastest first
+    const std::size_t half = std::min(v.size(), std::max<std::size_t>(2, (v.size() + 1) / 2));
+    const std::vector<double> faster(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half));
+    const double value = median_of(faster), slowest = faster.back();
+    if (v.size() < 2 || value <= 0 || slowest <= 0) return {value, 0};
+    return {value, higher_is_better ? value / slowest - 1 : slowest / value - 1};
+}
+
+// faster / slower / within_noise from an interval of B / A and a band symmetric in ratio: B at
+// 1 / (1 + band) of A is as far as B at 1 + band (1 - band reached zero at a band of 100%).
+Verdict verdict_of(double low, double high, double band, bool higher_is_better) {
+    const double up = 1 + band, down = 1 / (1 + band);
+    if (low > up) return higher_is_better ? Verdict::faster : Verdict::slower;
+    if (high < down) return higher_is_better ? Verdict::slower : Verdict::faster;
+    return Verdict::within_noise;
 }
 
 MetricComparison describe(const Measurement& m) {
@@ -40,8 +117,16 @@ MetricComparison describe(const Measurement& m) {
     return c;
 }
 
-MetricComparison compare_pair(const Measurement& a, const Measurement& b, const CompareOptions& o, double drift,
+// The two runs' drift blocks and whether their references may be compared (one driver).
+struct References {
+    const std::optional<MachineDrift>* a = nullptr;
+    const std::optional<MachineDrift>* b = nullptr;
+    bool same_driver = true;
+};
+
+MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareOptions& o, const References& refs,
                               unsigned seed) {
+    const Measurement &a = *pa.m, &b = *pb.m;
     MetricComparison c = describe(a);
     c.median_a = a.summary.median;
     c.median_b = b.summary.median;
@@ -51,34 +136,61 @@ MetricComparison compare_pair(const Measurement& a, const Measurement& b, const 
                            1e-9 * std::max(std::fabs(a.summary.median), std::fabs(b.summary.median));
         c.verdict = equal ? Verdict::same : Verdict::changed;
         c.ratio = a.summary.median != 0 ? b.summary.median / a.summary.median : 1;
-        c.ratio_low = c.ratio_high = c.ratio;
+        c.raw_ratio = c.ratio_low = c.ratio_high = c.ratio;
         return c;
     }
-    if (a.summary.median <= 0 || b.summary.median <= 0) {
+    if (a.summary.median <= 0 || b.summary.median <= 0 || a.samples.empty() || b.samples.empty()) {
         c.verdict = Verdict::within_noise;
         return c;
     }
-    c.ratio = b.summary.median / a.summary.median;
+    c.raw_ratio = b.summary.median / a.summary.median;
+    // A verdict needs the whole interval beyond the band: a significant but tiny change is still
+    // noise to a reader, and a large change with a wide interval is not yet established. The band
+    // is each run's own spread: the machine's drift between the runs is compared on its own
+    // (machine_comparison), and within a run it is handled by what is compared, never by widening.
+    if (is_ceiling(c.metric)) {
+        // A ceiling: the fastest sample of each run (a slow phase only slows samples down), on the
+        // gap to each run's second fastest.
+        const auto [best_a, gap_a] = best_and_gap(a.samples, c.higher_is_better);
+        const auto [best_b, gap_b] = best_and_gap(b.samples, c.higher_is_better);
+        c.method = Method::best_of;
+        c.ratio = c.ratio_low = c.ratio_high = best_a > 0 ? best_b / best_a : 1;
+        c.band = std::max(o.threshold, gap_a + gap_b);
+        c.verdict = verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
+        return c;
+    }
     std::tie(c.ratio_low, c.ratio_high) = bootstrap_ratio_interval(a.samples, b.samples, o.bootstrap_resamples, seed);
-    // B is better when the ratio is above 1 for rates and below 1 for times. A verdict needs the
-    // whole interval beyond the band: a significant but tiny change is still noise to a reader,
-    // and a large change with a wide interval is not yet established. The band widens to the two
-    // runs' own spread (cv_a + cv_b): the bootstrap sees the noise within each run, but on a busy
-    // or shared machine the median itself moves between runs by about one sample's spread. On a
-    // machine whose throughput switches state (drift_band), tight samples hide a move of the whole
-    // machine: the band widens to what the runs' reference kernels measured.
-    c.band = std::max({o.threshold, a.summary.cv + b.summary.cv, drift});
-    // The band is symmetric in ratio, not in difference: B at 1 / (1 + band) of A is as far as B
-    // at 1 + band. (1 - band reached zero at a band of 100%, so on a machine that drifted that much
-    // no time could ever be called lower, however large the change: a 16x faster launch was "noise".)
-    const double up = 1 + c.band, down = 1 / (1 + c.band);
-    const bool b_higher = c.ratio_low > up, b_lower = c.ratio_high < down;
-    if (b_higher)
-        c.verdict = c.higher_is_better ? Verdict::faster : Verdict::slower;
-    else if (b_lower)
-        c.verdict = c.higher_is_better ? Verdict::slower : Verdict::faster;
-    else
-        c.verdict = Verdict::within_noise;
+    c.ratio = c.raw_ratio;
+    // The two runs' own spread (cv_a + cv_b): the bootstrap sees the noise within each run, but on
+    // a busy or shared machine the median itself moves between runs by about one sample's spread.
+    c.band = std::max({o.threshold, a.summary.cv + b.summary.cv});
+    // A timed metric of one driver: each sample scaled by the reference timed just before its
+    // probe, so a probe that ran in a slow phase of one run compares with the same probe in a fast
+    // phase of the other as the same machine would. A constant factor per probe and run, so the
+    // interval scales with it.
+    const Scaling scaling = scaling_of(c.unit);
+    // The FMA reference for every metric: it tracks the machine's state (a VM's vCPUs sharing a
+    // core halve it for seconds at a time), while one read of the memory reference on a shared
+    // machine catches other processes' traffic of that instant (5 to 24 GB/s between checks a few
+    // seconds apart here), and scaling by it added more noise than it removed.
+    const std::optional<double> ra =
+        refs.same_driver && refs.a && scaling != Scaling::none ? reference_around(*refs.a, pa.probe) : std::nullopt;
+    const std::optional<double> rb =
+        refs.same_driver && refs.b && scaling != Scaling::none ? reference_around(*refs.b, pb.probe) : std::nullopt;
+    if (ra && rb) {
+        const double ref_a = *ra, ref_b = *rb;
+        {
+            const double factor = scaling == Scaling::rate ? ref_a / ref_b : ref_b / ref_a;
+            c.method = Method::normalised;
+            c.reference_series = "compute";
+            c.reference_a = ref_a;
+            c.reference_b = ref_b;
+            c.ratio = c.raw_ratio * factor;
+            c.ratio_low *= factor;
+            c.ratio_high *= factor;
+        }
+    }
+    c.verdict = verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
     return c;
 }
 
@@ -144,10 +256,6 @@ void environment_diff(const RunReport& a, const RunReport& b, std::vector<Enviro
         if (auto it = sb.find(k); it != sb.end()) add_if_different(out, k, v, it->second);
 }
 
-bool starts_with(const std::string& s, std::string_view prefix) {
-    return s.rfind(prefix, 0) == 0;
-}
-
 // Ties measured differences to environment differences where the evidence allows: a changed
 // setting is named next to the metrics it is known to drive, and only when those metrics moved.
 struct ExplanationRule {
@@ -194,13 +302,21 @@ void explain(Comparison& c) {
             slower += m.verdict == Verdict::slower;
             faster += m.verdict == Verdict::faster;
         }
-        if (slower + faster == 0) continue;
+        // The machine's own reference moved with them: named beside the metrics it explains.
+        std::string machine;
+        if (c.machine && !c.machine->shift_is_driver)
+            for (const auto& shift : c.machine->shifts)
+                if (shift.verdict != Verdict::within_noise &&
+                    (std::string_view(rule.what) == (shift.series == "compute" ? "compute-bound" : "memory-bound") ||
+                     std::string_view(rule.what) == "all"))
+                    machine += fmt::format("; the machine {}", describe(shift));
+        if (slower + faster == 0 && machine.empty()) continue;
         std::string joined;
         for (const auto& cause : causes)
             joined += (joined.empty() ? "" : "; ") + cause;
         c.explanations.push_back(
-            fmt::format("{} {} metric(s) moved in B ({} slower, {} faster); the environment differs: {}",
-                        slower + faster, rule.what, slower, faster, joined));
+            fmt::format("{} {} metric(s) moved in B ({} slower, {} faster){}; the environment differs: {}",
+                        slower + faster, rule.what, slower, faster, machine, joined));
     }
     if (auto it = changed.find("options.mode"); it != changed.end())
         c.explanations.push_back(fmt::format(
@@ -238,6 +354,11 @@ std::string_view to_string(Verdict v) {
     return names[static_cast<std::size_t>(v)];
 }
 
+std::string_view to_string(Method m) {
+    constexpr std::string_view names[] = {"median", "best_of", "normalised"};  // Method's order
+    return names[static_cast<std::size_t>(m)];
+}
+
 int Comparison::count(Verdict v) const {
     return static_cast<int>(
         std::count_if(metrics.begin(), metrics.end(), [v](const auto& m) { return m.verdict == v; }));
@@ -247,6 +368,18 @@ std::vector<const MetricComparison*> Comparison::headline_regressions() const {
     std::vector<const MetricComparison*> out;
     for (const auto& m : metrics)
         if (m.headline && !m.fact && m.verdict == Verdict::slower) out.push_back(&m);
+    return out;
+}
+
+bool Comparison::regressed() const {
+    return !headline_regressions().empty() || (machine && !machine->regressions().empty());
+}
+
+std::vector<const ReferenceShift*> MachineComparison::regressions() const {
+    std::vector<const ReferenceShift*> out;
+    if (shift_is_driver) return out;
+    for (const auto& s : shifts)
+        if (s.verdict == Verdict::slower) out.push_back(&s);
     return out;
 }
 
@@ -260,30 +393,74 @@ std::vector<EnvironmentDifference> provenance_differences(const Provenance& a, c
     return out;
 }
 
-std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b, bool same_driver) {
-    DriftBand d;
-    if (a.drift) d.spread_a = largest_spread(*a.drift);
-    if (b.drift) d.spread_b = largest_spread(*b.drift);
-    if (a.drift && b.drift) d.reference_shift = reference_shift(*a.drift, *b.drift);
-    if (!d.spread_a && !d.spread_b) return std::nullopt;
-    d.shift_is_driver = !same_driver;
-    const std::optional<double> shift = same_driver ? d.reference_shift : std::nullopt;
-    for (const auto& [value, source] :
-         {std::pair{d.spread_a, "spread_a"}, std::pair{d.spread_b, "spread_b"}, std::pair{shift, "reference_shift"}})
-        if (value && (d.source.empty() || *value > d.band)) {
-            d.band = *value;
-            d.source = source;
-        }
-    return d;
+std::optional<MachineComparison> machine_comparison(const RunReport& a, const RunReport& b, double threshold,
+                                                    bool same_driver) {
+    const bool checked_a = a.drift && !a.drift->checks.empty(), checked_b = b.drift && !b.drift->checks.empty();
+    if (!checked_a && !checked_b) return std::nullopt;
+    MachineComparison m;
+    if (a.drift) m.spread_a = largest_spread(*a.drift);
+    if (b.drift) m.spread_b = largest_spread(*b.drift);
+    m.shift_is_driver = !same_driver;
+    if (!checked_a || !checked_b) return m;
+    for (const auto& [name, unit, rate] : {std::tuple{"compute", "GFLOP/s", &DriftCheck::compute_gflops},
+                                           std::tuple{"memory", "GB/s", &DriftCheck::memory_gb_per_s}}) {
+        auto values = [rate = rate](const MachineDrift& d) {
+            std::vector<double> v;
+            for (const auto& c : d.checks)
+                if (c.*rate > 0) v.push_back(c.*rate);
+            return v;
+        };
+        const auto [fast_a, gap_a] = best_and_gap(values(*a.drift), true);
+        const auto [fast_b, gap_b] = best_and_gap(values(*b.drift), true);
+        if (fast_a <= 0 || fast_b <= 0) continue;
+        ReferenceShift s;
+        s.series = name;
+        s.unit = unit;
+        s.fast_a = fast_a;
+        s.fast_b = fast_b;
+        s.ratio = fast_b / fast_a;
+        s.band = std::max(threshold, gap_a + gap_b);
+        s.verdict = same_driver ? verdict_of(s.ratio, s.ratio, s.band, true) : Verdict::within_noise;
+        m.shifts.push_back(s);
+    }
+    return m;
 }
 
-std::string describe(const DriftBand& d) {
-    auto figure = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f}%", 100 * *v) : "not measured"; };
-    return fmt::format(
-        "the runs drifted by up to {:.1f}% (reference kernels: A varied {}, B varied {}, their medians "
-        "moved {}{}): changes inside it are not called",
-        100 * d.band, figure(d.spread_a), figure(d.spread_b), figure(d.reference_shift),
-        d.shift_is_driver ? ", which is the drivers' difference and widens nothing" : "");
+std::string describe(const ReferenceShift& s) {
+    const bool compute = s.series == "compute";
+    const char* verb = compute ? "computes" : "reads memory";
+    if (s.verdict == Verdict::within_noise)
+        return fmt::format("{} as fast as in A within {:.0f}% (x{:.2f})", verb, 100 * s.band, s.ratio);
+    const bool slower = s.ratio < 1;
+    return fmt::format("{} {:.1f}x {} than in A", verb, slower ? 1 / s.ratio : s.ratio, slower ? "slower" : "faster");
+}
+
+std::string describe(const MachineComparison& m) {
+    auto figure = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", 100 * *v) : "not measured"; };
+    std::string out;
+    if (m.shifts.empty()) {
+        out = "Machine: only one report measured the drift reference, so the machines cannot be compared";
+    } else if (m.shift_is_driver) {
+        out = "Machine: not comparable across drivers; the reference kernels' fastest checks moved";
+        for (const auto& s : m.shifts)
+            out += fmt::format(" {} x{:.2f} ({:.4g} -> {:.4g} {})", s.series, s.ratio, s.fast_a, s.fast_b, s.unit);
+        out += ", which is the drivers' difference";
+    } else {
+        std::vector<std::string> parts;
+        for (const auto& s : m.shifts)
+            parts.push_back(fmt::format(
+                "{} (reference {} kernel, fastest samples, the median of the faster half: {:.4g} -> {:.4g} {})",
+                describe(s), s.series == "compute" ? "FMA" : "read", s.fast_a, s.fast_b, s.unit));
+        out = "Machine: this device ";
+        for (std::size_t i = 0; i < parts.size(); ++i)
+            out += (i ? "; " : "") + parts[i];
+    }
+    out += fmt::format(
+        ". Within the runs the reference varied {} (A) and {} (B): handled by measurement "
+        "(ceilings by the faster half of their samples, timed metrics scaled by the checks around their probe), "
+        "no band widened by it",
+        figure(m.spread_a), figure(m.spread_b));
+    return out;
 }
 
 namespace {
@@ -312,14 +489,14 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     c.b_label = report_label(b);
     c.threshold = options.threshold;
     c.driver = driver_change(a, b);
-    c.drift = drift_band(a, b, !c.driver);
-    const double drift = c.drift ? c.drift->band : 0;
+    c.machine = machine_comparison(a, b, options.threshold, !c.driver);
+    const References refs{&a.drift, &b.drift, !c.driver};
     const Keyed ka = index(a), kb = index(b);
     unsigned seed = 12345;
     for (const auto& key : ka.order) {
-        const Measurement& ma = *ka.by_key.at(key);
+        const Measurement& ma = *ka.by_key.at(key).m;
         if (auto it = kb.by_key.find(key); it != kb.by_key.end()) {
-            c.metrics.push_back(compare_pair(ma, *it->second, options, drift, seed++));
+            c.metrics.push_back(compare_pair(ka.by_key.at(key), it->second, options, refs, seed++));
         } else {
             MetricComparison m = describe(ma);
             m.median_a = ma.summary.median;
@@ -329,7 +506,7 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     }
     for (const auto& key : kb.order)
         if (!ka.by_key.count(key)) {
-            const Measurement& mb = *kb.by_key.at(key);
+            const Measurement& mb = *kb.by_key.at(key).m;
             MetricComparison m = describe(mb);
             m.median_b = mb.summary.median;
             m.verdict = Verdict::only_in_b;

@@ -20,6 +20,14 @@ enum class Verdict {
 };
 std::string_view to_string(Verdict v);
 
+// How a pair of timed measurements was compared (docs/report-schema.md, "Machine drift").
+enum class Method {
+    median,      // the medians, as measured (no drift reference around the probe, or across drivers)
+    best_of,     // a ceiling: each run's fastest sample, on the spread of its faster half
+    normalised,  // each sample scaled by the FMA reference around its probe (reference_around)
+};
+std::string_view to_string(Method m);
+
 struct MetricComparison {
     std::string metric;
     Labels labels;
@@ -28,11 +36,21 @@ struct MetricComparison {
     bool headline = false;  // no labels: the figure a reader looks at first
     bool fact = false;      // TimerKind::none: a count or a setting, compared for equality
     std::optional<double> median_a, median_b;
-    double ratio = 1;  // median_b / median_a
-    // 95% bootstrap interval of the ratio of medians (resampling each report's samples).
+    Method method = Method::median;
+    // What the verdict reads: median_b / median_a (median), best_b / best_a (best_of), or the ratio
+    // of the medians after each sample is scaled by its run's reference (normalised).
+    double ratio = 1;
+    double raw_ratio = 1;  // median_b / median_a as measured, beside the ratio the verdict reads
+    // 95% bootstrap interval of the ratio (resampling each report's samples; best_of: the ratio).
     double ratio_low = 1, ratio_high = 1;
-    // Relative change the interval had to clear: max(threshold, cv_a + cv_b, the drift band).
+    // Relative change the interval had to clear: max(threshold, cv_a + cv_b), or for best_of
+    // max(threshold, gap_a + gap_b), a gap being the median of a run's faster half of samples over
+    // the slowest of that half, minus 1.
+    // The machine's drift never widens it.
     double band = 0;
+    // normalised: the reference rate (GFLOP/s or GB/s) timed before the probe in each run.
+    std::optional<double> reference_a, reference_b;
+    std::string reference_series;  // normalised: "compute" (the FMA reference)
     Verdict verdict = Verdict::within_noise;
 };
 
@@ -41,23 +59,36 @@ struct EnvironmentDifference {
     std::string a, b;
 };
 
-// How far the machine itself moved, from the reports' drift checks (core/drift_facts.hpp): a
-// metric measured in a slow phase of one run and a fast phase of the other can differ by this much
-// with nothing changed, so timed metrics' bands widen to it.
-struct DriftBand {
-    double band = 0;                           // the largest of the figures below that counts
-    std::string source;                        // which: "spread_a", "spread_b" or "reference_shift"
-    std::optional<double> spread_a, spread_b;  // each run's larger series spread (max / min - 1)
-    std::optional<double> reference_shift;     // |median_b / median_a - 1|, the larger series
-    // Across two drivers the reference kernels ran through different compilers, so the shift of
-    // their medians is the drivers' difference, not the machine's: it is shown, never a band.
-    bool shift_is_driver = false;
+// The machine itself, from the reports' drift checks (core/drift_facts.hpp). A shift of the
+// reference between the runs is a difference between the machines: reported first, gated on, and
+// never a widening of the metrics' bands. Within one run the reference's spread is noise that the
+// measurement handles (ceilings by their fastest samples, timed metrics normalised by the check
+// before their probe); it is shown, and widens nothing.
+struct ReferenceShift {
+    std::string series;             // "compute" or "memory"
+    std::string unit;               // GFLOP/s, GB/s
+    double fast_a = 0, fast_b = 0;  // each run's fastest check
+    double ratio = 1;               // fast_b / fast_a
+    // max(threshold, gap_a + gap_b): the median of a run's faster half of checks over the slowest
+    // of that half, minus 1.
+    double band = 0;
+    Verdict verdict = Verdict::within_noise;  // slower: the machine of B is slower
 };
 
-// The band from the two reports' drift blocks; nullopt when neither has two or more checks (then
-// the comparison is exactly what it was before drift was measured). `same_driver` false leaves
-// the reference shift out of the band (see DriftBand::shift_is_driver).
-std::optional<DriftBand> drift_band(const RunReport& a, const RunReport& b, bool same_driver = true);
+struct MachineComparison {
+    std::optional<double> spread_a, spread_b;  // each run's larger series spread (max / min - 1)
+    std::vector<ReferenceShift> shifts;        // compute, then memory; empty unless both runs have checks
+    // Across two drivers the reference kernels ran through different compilers, so their shift is
+    // the drivers' difference, not the machine's: shown, never called or gated on.
+    bool shift_is_driver = false;
+    // The shifts that make B's machine slower beyond their band (none across drivers).
+    std::vector<const ReferenceShift*> regressions() const;
+};
+
+// nullopt when neither report has a check (then the comparison is exactly what it was before
+// drift was measured).
+std::optional<MachineComparison> machine_comparison(const RunReport& a, const RunReport& b, double threshold,
+                                                    bool same_driver = true);
 
 // The OpenCL implementation each report ran on, when the two differ: platform name and version,
 // and the device's driver version. Every difference of the comparison includes the driver's: the
@@ -67,9 +98,12 @@ struct DriverChange {
 };
 std::optional<DriverChange> driver_change(const RunReport& a, const RunReport& b);
 std::string describe(const DriverChange& change);
-// One line for compare's text and JSON: "the runs drifted by up to 25% (reference kernels: ...):
-// changes inside it are not called".
-std::string describe(const DriftBand& drift);
+// compare's first line about the machine: "this device computes 2.0x slower than in A (reference
+// kernel, fastest samples: 233 -> 117 GFLOP/s); reads memory as fast as in A (...)", or, across
+// drivers, the shift as the drivers' difference.
+std::string describe(const MachineComparison& machine);
+// "computes 2.0x slower than in A" for one series.
+std::string describe(const ReferenceShift& shift);
 
 struct CompareOptions {
     double threshold = 0.05;  // relative change below which nothing is called faster or slower
@@ -90,12 +124,15 @@ struct Comparison {
     // Trust notes (RunReport::trust_notes) whose id appears in one report only: a machine that
     // was busy in one run, a device that could not profile.
     std::vector<TrustNote> trust_notes_only_in_a, trust_notes_only_in_b;
-    std::optional<DriftBand> drift;      // absent when neither report measured its drift
-    std::optional<DriverChange> driver;  // present when the reports ran on different drivers
+    std::optional<MachineComparison> machine;  // absent when neither report measured its drift
+    std::optional<DriverChange> driver;        // present when the reports ran on different drivers
 
     int count(Verdict v) const;
-    // Headline metrics that came out significantly worse in B: what --fail-on-regression counts.
+    // Headline metrics that came out significantly worse in B: with machine->regressions(), what
+    // --fail-on-regression counts.
     std::vector<const MetricComparison*> headline_regressions() const;
+    // Whether --fail-on-regression fails: a slower machine or a slower headline metric.
+    bool regressed() const;
 };
 
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options = {});

@@ -30,10 +30,15 @@ json comparison_to_json(const Comparison& c) {
                            {"fact", m.fact},
                            {"median_a", m.median_a ? json(*m.median_a) : json(nullptr)},
                            {"median_b", m.median_b ? json(*m.median_b) : json(nullptr)},
+                           {"method", to_string(m.method)},
                            {"ratio", m.ratio},
+                           {"raw_ratio", m.raw_ratio},
                            {"ratio_low", m.ratio_low},
                            {"ratio_high", m.ratio_high},
                            {"band", m.band},
+                           {"reference_a", m.reference_a ? json(*m.reference_a) : json(nullptr)},
+                           {"reference_b", m.reference_b ? json(*m.reference_b) : json(nullptr)},
+                           {"reference_series", m.reference_series.empty() ? json(nullptr) : json(m.reference_series)},
                            {"verdict", to_string(m.verdict)}});
     json env = json::array();
     for (const auto& e : c.environment)
@@ -48,7 +53,7 @@ json comparison_to_json(const Comparison& c) {
     for (const auto* m : c.headline_regressions())
         regressions.push_back(m->metric);
     json out = {{"schema", "clprobe.comparison"},
-                {"schema_version", 1},
+                {"schema_version", 2},
                 {"a", c.a_label},
                 {"b", c.b_label},
                 {"threshold", c.threshold},
@@ -60,17 +65,29 @@ json comparison_to_json(const Comparison& c) {
                 {"findings_only_in_b", finding_ids(c.findings_only_in_b)},
                 {"trust_notes_only_in_a", trust_notes_to_json(c.trust_notes_only_in_a)},
                 {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
-                {"headline_regressions", regressions}};
+                {"headline_regressions", regressions},
+                {"regressed", c.regressed()}};
     // Only when a report measured its drift, so comparisons of older reports keep their shape.
     if (c.driver) out["driver_change"] = {{"a", c.driver->a}, {"b", c.driver->b}, {"text", describe(*c.driver)}};
-    if (c.drift)
-        out["drift"] = {{"band", c.drift->band},
-                        {"source", c.drift->source},
-                        {"spread_a", c.drift->spread_a ? json(*c.drift->spread_a) : json(nullptr)},
-                        {"spread_b", c.drift->spread_b ? json(*c.drift->spread_b) : json(nullptr)},
-                        {"reference_shift", c.drift->reference_shift ? json(*c.drift->reference_shift) : json(nullptr)},
-                        {"reference_shift_is_driver", c.drift->shift_is_driver},
-                        {"text", describe(*c.drift)}};
+    if (c.machine) {
+        json shifts = json::array();
+        for (const auto& r : c.machine->shifts)
+            shifts.push_back({{"series", r.series},
+                              {"unit", r.unit},
+                              {"fast_a", r.fast_a},
+                              {"fast_b", r.fast_b},
+                              {"ratio", r.ratio},
+                              {"band", r.band},
+                              {"verdict", to_string(r.verdict)},
+                              {"text", describe(r)}});
+        auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+        out["machine"] = {{"shifts", shifts},
+                          {"spread_a", opt(c.machine->spread_a)},
+                          {"spread_b", opt(c.machine->spread_b)},
+                          {"shift_is_driver", c.machine->shift_is_driver},
+                          {"regressed", !c.machine->regressions().empty()},
+                          {"text", describe(*c.machine)}};
+    }
     return out;
 }
 

@@ -45,8 +45,13 @@ std::string row(const MetricComparison& m, bool color) {
     if (m.median_a && m.median_b)
         ratio = m.fact ? fmt::format("x{:.3g}", m.ratio)
                        : fmt::format("x{:.3f} [{:.3f}, {:.3f}]", m.ratio, m.ratio_low, m.ratio_high);
-    return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", labelled_metric(m.metric, m.labels),
-                       value(m.median_a), value(m.median_b), m.unit, ratio, verdict);
+    // How the ratio was read, and the medians' own ratio beside it when that differs.
+    std::string how;
+    if (m.method == Method::best_of) how = fmt::format("  (faster half of the samples; medians x{:.3f})", m.raw_ratio);
+    if (m.method == Method::normalised)
+        how = fmt::format("  (scaled by the {} reference; raw x{:.3f})", m.reference_series, m.raw_ratio);
+    return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}{}\n", labelled_metric(m.metric, m.labels),
+                       value(m.median_a), value(m.median_b), m.unit, ratio, verdict, how);
 }
 
 }  // namespace
@@ -57,14 +62,20 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
     out += fmt::format("A: {}\nB: {}\n", c.a_label, c.b_label);
     // First, because it changes how every line below reads.
     if (c.driver) out += paint(color, "1", describe(*c.driver)) + "\n";
+    // Then the machine: a slower device is the first difference, and every metric reads after it.
+    if (c.machine) {
+        const bool slower = !c.machine->regressions().empty();
+        out += (slower ? paint(color, "1;31", describe(*c.machine)) : describe(*c.machine)) + "\n";
+    }
     out += fmt::format(
         "{} metrics paired: {} slower, {} faster, {} within noise (a verdict needs the 95% bootstrap interval of the "
-        "ratio of medians beyond max({:.0f}%, cv A + cv B)); facts: {} changed, {} same; {} only in A, {} only in "
+        "ratio beyond max({:.0f}%, cv A + cv B); ceilings compare the faster half of their samples, timed metrics "
+        "their samples "
+        "scaled by the drift reference around their probe); facts: {} changed, {} same; {} only in A, {} only in "
         "B\n\n",
         c.metrics.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::within_noise),
         100 * c.threshold, c.count(Verdict::changed), c.count(Verdict::same), c.count(Verdict::only_in_a),
         c.count(Verdict::only_in_b));
-    if (c.drift) out.insert(out.size() - 1, describe(*c.drift) + "\n");
 
     const std::string header = fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", "metric", "A", "B", "unit",
                                            "B/A [95% interval]", "verdict");

@@ -43,16 +43,18 @@ int run_compare(const CompareCliOptions& o) {
     } else {
         fmt::print("{}{}", render_comparison_text(c, {o.verbose, color_stdout()}), render_machine_choices(choices));
     }
-    // A gate that drift made blind must say so: "no regression" then means "none larger than this".
-    if (o.fail_on_regression && c.drift && c.drift->band > options.threshold)
-        fmt::print(stderr,
-                   "clprobe: warning: the runs drifted by up to {:.0f}% (reference kernels); a regression smaller than "
-                   "that cannot be seen: compare runs of a quiet machine\n",
-                   100 * c.drift->band);
-    if (o.fail_on_regression && !c.headline_regressions().empty()) {
+    // The gate fails on a slower machine (its drift reference, fastest checks) as on a slower
+    // headline metric; each is named, with the environment differences that explain it.
+    if (o.fail_on_regression && c.regressed()) {
         std::string names;
+        auto add = [&](const std::string& n) { names += (names.empty() ? "" : "; ") + n; };
+        if (c.machine)
+            for (const auto* s : c.machine->regressions())
+                add("the machine " + describe(*s));
         for (const auto* m : c.headline_regressions())
-            names += (names.empty() ? "" : ", ") + m->metric;
+            add(m->metric);
+        for (const auto& e : c.explanations)
+            add(e);
         fmt::print(stderr, "clprobe: regression beyond {:.0f}%: {}\n", o.threshold_pct, names);
         return exit_code::regression;
     }
@@ -70,7 +72,8 @@ CommandRunner add_compare_command(CLI::App& app) {
         ->check(CLI::Range(0.0, 1000.0))
         ->capture_default_str();
     cmd->add_flag("--fail-on-regression", opts->fail_on_regression,
-                  "Exit with code 4 when a headline metric is significantly worse in B beyond the threshold");
+                  "Exit with code 4 when the machine (its drift reference) or a headline metric is significantly worse "
+                  "in B beyond the threshold");
     cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
     cmd->add_flag("-v,--verbose", opts->verbose, "List every paired metric");
     return [opts] { return run_compare(*opts); };

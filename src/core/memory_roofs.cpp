@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/byte_size.hpp"
 #include "core/report.hpp"
 #include "core/stats.hpp"
 #include "core/topology_facts.hpp"
@@ -129,7 +130,8 @@ std::vector<std::string> covered_levels(const MemoryRoofFacts& f) {
 
 // A measured plateau as a placed roof, named after its measurement.
 PlacedRoof level_roof(const MemoryRoof& r) {
-    return {r.level, r.gb_per_s, fmt::format("kernel.roof.bandwidth{{level={}}}", r.level)};
+    return {r.level, r.gb_per_s, fmt::format("kernel.roof.bandwidth{{level={}}}", r.level),
+            r.level == memory_level ? RoofBasis::memory : RoofBasis::level};
 }
 
 // A hand-edited report may hold anything: a count must be a non-negative integer, a rate a
@@ -221,23 +223,79 @@ std::vector<CacheCapacity> device_cache_capacities(const TopologyFacts& topology
 std::string level_of(const std::vector<CacheCapacity>& caches, std::uint64_t working_set_bytes) {
     if (caches.empty()) return memory_level;
     const CacheCapacity* smallest = nullptr;
-    const CacheCapacity* largest = nullptr;
-    for (const auto& c : caches) {
+    for (const auto& c : caches)
         if (c.bytes >= working_set_bytes && (!smallest || c.bytes < smallest->bytes)) smallest = &c;
-        if (!largest || c.bytes > largest->bytes) largest = &c;
-    }
-    if (smallest) return smallest->level;
-    if (working_set_bytes < memory_factor * largest->bytes) return largest->level;
-    return memory_level;
+    return smallest ? smallest->level : memory_level;
 }
+
+std::optional<double> sweep_at(const std::vector<BandwidthPoint>& curve, std::uint64_t working_set_bytes) {
+    const BandwidthPoint* below = nullptr;
+    const BandwidthPoint* above = nullptr;
+    for (const auto& p : curve) {
+        if (!(p.gb_per_s > 0)) continue;
+        if (p.working_set_bytes <= working_set_bytes && (!below || p.working_set_bytes > below->working_set_bytes))
+            below = &p;
+        if (p.working_set_bytes >= working_set_bytes && (!above || p.working_set_bytes < above->working_set_bytes))
+            above = &p;
+    }
+    if (!below || !above) return std::nullopt;
+    if (below->working_set_bytes == above->working_set_bytes) return below->gb_per_s;
+    // Linear in the logarithm of the working set: the sweep doubles its size point by point.
+    const double t =
+        std::log(static_cast<double>(working_set_bytes) / static_cast<double>(below->working_set_bytes)) /
+        std::log(static_cast<double>(above->working_set_bytes) / static_cast<double>(below->working_set_bytes));
+    return below->gb_per_s + t * (above->gb_per_s - below->gb_per_s);
+}
+
+namespace {
+
+// A working set beyond the last cache: its data lives in memory, partly cached up to four times
+// the last cache's capacity. It is held against what the sweep measured at its size, never
+// against a cache roof it does not fit in.
+std::optional<PlacedRoof> memory_roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
+                                          std::optional<double> memory_roof) {
+    const std::uint64_t llc = last_cache_bytes(facts.caches);
+    if (working_set_bytes < memory_factor * llc)
+        if (const auto rate = sweep_at(facts.curve, working_set_bytes))
+            return PlacedRoof{memory_level, *rate,
+                              fmt::format("kernel.memory_levels.bandwidth at {} (the sweep interpolated at this "
+                                          "working set, between the last cache ({}) and memory)",
+                                          format_bytes(working_set_bytes), format_bytes(llc)),
+                              RoofBasis::sweep};
+    if (memory_roof) return PlacedRoof{memory_level, *memory_roof, "kernel.peak.bandwidth", RoofBasis::memory};
+    for (const auto& r : facts.roofs)
+        if (r.level == memory_level) return level_roof(r);
+    // No memory roof: the sweep at this size, or its largest point beyond the last cache.
+    if (const auto rate = sweep_at(facts.curve, working_set_bytes))
+        return PlacedRoof{memory_level, *rate,
+                          fmt::format("kernel.memory_levels.bandwidth at {} (the sweep interpolated at this working "
+                                      "set)",
+                                      format_bytes(working_set_bytes)),
+                          RoofBasis::sweep};
+    const BandwidthPoint* largest = nullptr;
+    for (const auto& p : facts.curve)
+        if (p.working_set_bytes > llc && p.gb_per_s > 0 &&
+            (!largest || p.working_set_bytes > largest->working_set_bytes))
+            largest = &p;
+    if (largest)
+        return PlacedRoof{memory_level, largest->gb_per_s,
+                          fmt::format("kernel.memory_levels.bandwidth at {} (the sweep's largest working set)",
+                                      format_bytes(largest->working_set_bytes)),
+                          RoofBasis::sweep};
+    return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<PlacedRoof> roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
                                    std::optional<double> memory_roof) {
     const std::string level = level_of(facts.caches, working_set_bytes);
-    if (level == memory_level && memory_roof) return PlacedRoof{level, *memory_roof, "kernel.peak.bandwidth"};
+    if (level == memory_level && !facts.caches.empty()) return memory_roof_for(facts, working_set_bytes, memory_roof);
+    if (level == memory_level && memory_roof)
+        return PlacedRoof{level, *memory_roof, "kernel.peak.bandwidth", RoofBasis::memory};
     for (const auto& r : facts.roofs)
         if (r.level == level) return level_roof(r);
-    // The nearest faster level that has a roof.
+    // The nearest faster level that has a roof: a faster cache bounds a slower one's traffic too.
     const MemoryRoof* nearest = nullptr;
     for (const auto& r : facts.roofs)
         if (level_rank(r.level) < level_rank(level) && (!nearest || level_rank(r.level) > level_rank(nearest->level)))
@@ -298,7 +356,7 @@ std::optional<MemoryRoofFacts> memory_roof_facts_of(const std::vector<ProbeResul
 std::optional<PlacedRoof> BandwidthRoofs::for_working_set(std::uint64_t working_set_bytes) const {
     if (levels)
         if (auto placed = roof_for(*levels, working_set_bytes, memory_gb_per_s)) return placed;
-    if (memory_gb_per_s) return PlacedRoof{memory_level, *memory_gb_per_s, "kernel.peak.bandwidth"};
+    if (memory_gb_per_s) return PlacedRoof{memory_level, *memory_gb_per_s, "kernel.peak.bandwidth", RoofBasis::memory};
     return std::nullopt;
 }
 

@@ -79,18 +79,33 @@ std::uint64_t last_cache_bytes(const std::vector<CacheCapacity>& caches);
 
 std::vector<CacheCapacity> device_cache_capacities(const TopologyFacts& topology, unsigned compute_units);
 
-// Where a working set lives: the smallest cache that holds it; between the last cache and four
-// times its size the data is partly cached, so that cache's roof still bounds it; beyond, memory.
-// With no capacity known, "memory" (the roof every working set was drawn against before).
+// Where a working set lives: the smallest cache that holds it, else "memory" (a working set
+// larger than the last cache does not fit in it, however much of it stays cached). With no
+// capacity known, "memory" (the roof every working set was drawn against before).
 std::string level_of(const std::vector<CacheCapacity>& caches, std::uint64_t working_set_bytes);
 
-// The roof a working set of this size is drawn against: the roof of its level, else the nearest
-// measured level above it (a faster level bounds a slower one's traffic too), else nullopt.
-// `memory_roof` (kernel.peak.bandwidth) stands for the "memory" level when given.
+// The measured sweep at a working set: interpolated linearly in log(working set) between the two
+// curve points around it (the point itself when one sits there); nullopt outside the curve.
+std::optional<double> sweep_at(const std::vector<BandwidthPoint>& curve, std::uint64_t working_set_bytes);
+
+// What a placed roof is: a cache level's plateau, the memory roof (kernel.peak.bandwidth or the
+// memory plateau), the sweep measured at the working set's own size (between the last cache and
+// memory), or a read measured beside the workload (raised_roof, probes/common/paired_memory_roof).
+enum class RoofBasis { level, memory, sweep, paired };
+
+// The roof a working set of this size is drawn against. Inside a cache: the roof of its level,
+// else the nearest measured level above it (a faster level bounds a slower one's traffic too).
+// Beyond the last cache (capacities known), never a cache's roof: between the last cache and four
+// times it (partly cached) the sweep interpolated at its size; from four times on `memory_roof`
+// (kernel.peak.bandwidth) when given, else the memory plateau, else the sweep at its size or its
+// largest point. nullopt when nothing applies.
 struct PlacedRoof {
     std::string level;
     double gb_per_s = 0;
-    std::string metric;  // where it comes from: kernel.peak.bandwidth or kernel.roof.bandwidth{level=..}
+    // where it comes from: kernel.peak.bandwidth, kernel.roof.bandwidth{level=..}, or
+    // "kernel.memory_levels.bandwidth at 64 MiB (...)" for the sweep at the working set's size
+    std::string metric;
+    RoofBasis basis = RoofBasis::level;
 };
 std::optional<PlacedRoof> roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
                                    std::optional<double> memory_roof = std::nullopt);

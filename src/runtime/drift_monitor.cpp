@@ -20,13 +20,26 @@ namespace clprobe {
 namespace {
 
 constexpr const char* source_file = "drift/reference.cl";
-// The FMA recurrence a = a * b + c (kernels/drift/reference.cl): b = 1 - 2^-10 keeps the values
-// moving for about a thousand iterations, so the result depends on the count the host asked for.
-constexpr float fma_b = 1.0f - 1.0f / 1024.0f;
-constexpr float fma_c = 1.0f - fma_b;
+// The FMA recurrence a = a * b + c (kernels/drift/reference.cl) with b = 1 and c = 2^-k, the
+// smallest power of two with n c <= 1 for n iterations: a_n = a_0 + n c, exact in float (a_0 is a
+// multiple of 2^-10, c of 2^-22 at least, every value below 2), so the result depends on both the
+// start (the work-item) and the count the host asked for at any n. A recurrence that converges
+// (b < 1) forgets its start after a few thousand steps, and a driver that computed one item's
+// chains for all was then caught only when the calibrated count happened to be small.
+constexpr float fma_b = 1.0f;
+constexpr std::uint32_t max_fma_iterations = 1u << 22;
 constexpr int fma_chains = 8, fma_lanes = 8;
-// Float rounding over thousands of steps stays near 1e-4 relative; a skipped loop is off by far more.
-constexpr double fma_tolerance = 1e-3;
+// The kernel's sums over eight chains round at about 1e-7; a start or step that is off moves a sum
+// by a few percent at least.
+constexpr double fma_tolerance = 1e-5;
+
+// c for n iterations: 2^-k with 2^k >= n.
+float fma_step(std::uint32_t iterations) {
+    int k = 0;
+    while ((std::uint64_t{1} << k) < iterations)
+        ++k;
+    return std::ldexp(1.0f, -k);
+}
 
 // The start of chain j in lane l of work-item `item` (kernels/drift/reference.cl): it depends on
 // the work-item, so a driver cannot compute one result for many items.
@@ -34,12 +47,13 @@ double fma_start(std::size_t item, int chain, int lane) {
     return static_cast<double>((item * 64 + static_cast<std::size_t>(chain * 8 + lane)) & 1023) / 1024.0;
 }
 
-// The sum over the chains that lane `lane` of work-item `item` holds after `iterations` steps,
-// given b^iterations: a_n = 1 - (1 - a_0) b^n.
-double expected_fma_sum(std::size_t item, int lane, double bn) {
+// The sum over the chains that lane `lane` of work-item `item` holds after `iterations` steps of
+// a = a + c.
+double expected_fma_sum(std::size_t item, int lane, std::uint32_t iterations) {
+    const double walked = static_cast<double>(iterations) * fma_step(iterations);
     double sum = 0;
     for (int j = 0; j < fma_chains; ++j)
-        sum += 1 - (1 - fma_start(item, j, lane)) * bn;
+        sum += fma_start(item, j, lane) + walked;
     return sum;
 }
 
@@ -165,11 +179,11 @@ struct DriftMonitor::State {
 
     // Scales the FMA loop so one launch takes about the target time on this device.
     void calibrate() {
-        set_args(fma, fma_out, fma_b, fma_c, iterations);
+        set_args(fma, fma_out, fma_b, fma_step(iterations), iterations);
         const double first = median_seconds({{&fma, fma_items}}, "drift.calibrate").front();
         const double scale = first > 0 ? config.target_seconds / first : 1.0;
-        iterations = static_cast<std::uint32_t>(std::clamp(iterations * scale, 64.0, double(1u << 24)));
-        set_args(fma, fma_out, fma_b, fma_c, iterations);
+        iterations = static_cast<std::uint32_t>(std::clamp(iterations * scale, 64.0, double(max_fma_iterations)));
+        set_args(fma, fma_out, fma_b, fma_step(iterations), iterations);
     }
 
     // Runs both kernels once more and checks what they computed; throws naming the mismatch.
@@ -184,11 +198,10 @@ struct DriftMonitor::State {
         if (config.tamper) config.tamper(sums, reads);
         // Every lane of every item: a kernel that ignored the work-item id, skipped chains or
         // steps fails here.
-        const double bn = std::pow(static_cast<double>(fma_b), iterations);
         for (std::size_t i = 0; i < sums.size(); ++i) {
             const std::size_t item = i / fma_lanes;
             const int lane = static_cast<int>(i % fma_lanes);
-            const double want = expected_fma_sum(item, lane, bn);
+            const double want = expected_fma_sum(item, lane, iterations);
             if (!(std::fabs(sums[i] - want) <= fma_tolerance * want))
                 throw std::runtime_error(fmt::format(
                     "the FMA reference computed {} at item {} lane {}, expected {:.6g}", sums[i], item, lane, want));

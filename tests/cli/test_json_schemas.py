@@ -104,6 +104,7 @@ def with_drift(path, factors, out_dir):
                "memory_gb_per_s": 40 * x} for i, x in enumerate(factors)]
     series = {"n": len(factors), "median": 0, "spread": max(factors) / min(factors) - 1}
     doc["drift"] = {"checks": checks, "compute": series, "memory": series, "note": "", "cost_seconds": 0.1}
+    os.makedirs(out_dir, exist_ok=True)
     out = os.path.join(out_dir, os.path.basename(path))
     with open(out, "w") as f:
         json.dump(doc, f)
@@ -113,17 +114,27 @@ def with_drift(path, factors, out_dir):
 def test_compare_json_with_drift_matches_its_schema():
     a = os.path.join(FIXTURES, "pocl_kernel_quick.json")
     with tempfile.TemporaryDirectory() as d:
-        drifting = with_drift(a, [1.0, 1.3], d)
-        doc = json_of("compare", a, drifting, "--json")
+        # B's reference spread 30% within the run, and its machine half as fast as A's.
+        steady = with_drift(a, [1.0, 1.01], os.path.join(d, "a"))
+        slower = with_drift(a, [0.5, 0.65], os.path.join(d, "b"))
+        doc = json_of("compare", steady, slower, "--json")
         expect_valid("compare", doc)
-        expect(doc.get("drift", {}).get("source") == "spread_b", f"the drift band is B's spread: {doc.get('drift')}")
-        expect(all(m["band"] >= 0.3 - 1e-9 for m in doc["metrics"] if m["verdict"] in ("faster", "slower",
-                                                                                  "within_noise") and not m["fact"]),
-               "every timed metric's band covers the drift")
-        expect("drift" not in json_of("compare", a, a, "--json"), "reports without drift compare as before")
+        machine = doc.get("machine", {})
+        expect(machine.get("shifts", [{}])[0].get("verdict") == "slower" and machine.get("regressed") is True,
+               f"the slower machine is not called: {machine}")
+        expect(doc["regressed"] is True, "the comparison does not say the gate fails")
+        expect(abs(machine["spread_b"] - 0.3) < 1e-9, f"B's spread within the run: {machine}")
+        # The spread within a run and the machine's shift widen no band: every band is what the same
+        # samples get without drift checks.
+        plain = json_of("compare", a, a, "--json")
+        bands = {(m["metric"], json.dumps(m["labels"], sort_keys=True)): m["band"] for m in plain["metrics"]}
+        widened = [m["metric"] for m in doc["metrics"] if m["method"] != "best_of" and
+                   abs(m["band"] - bands[(m["metric"], json.dumps(m["labels"], sort_keys=True))]) > 1e-12]
+        expect(not widened, f"bands widened by the drift: {widened}")
+        expect("machine" not in plain, "reports without drift compare as before")
         broken = copy.deepcopy(doc)
-        broken["drift"]["source"] = "guess"
-        expect_rejected("compare", broken, "an unknown drift source")
+        broken["machine"]["shifts"][0]["series"] = "guess"
+        expect_rejected("compare", broken, "an unknown reference series")
 
 
 if __name__ == "__main__":

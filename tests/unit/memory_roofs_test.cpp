@@ -2,6 +2,7 @@
 // it is drawn against, the device's cache capacities from topology facts, and the JSON form.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <initializer_list>
 #include <utility>
 
@@ -212,8 +213,9 @@ TEST_CASE("memory roofs: level_of at the boundaries", "[memory_roofs]") {
     CHECK(level_of(c, 64 * KiB + 1) == "L2");
     CHECK(level_of(c, 2 * MiB) == "L2");
     CHECK(level_of(c, 32 * MiB) == "L3");
-    CHECK(level_of(c, 32 * MiB + 1) == "L3");   // just above the LLC: partly cached
-    CHECK(level_of(c, 128 * MiB - 1) == "L3");  // just below 4 x LLC
+    // Beyond the LLC the data does not fit in it, however much of it stays cached.
+    CHECK(level_of(c, 32 * MiB + 1) == "memory");
+    CHECK(level_of(c, 128 * MiB - 1) == "memory");
     CHECK(level_of(c, 128 * MiB) == "memory");  // 4 x LLC
     CHECK(level_of(c, 1024 * MiB) == "memory");
     // Capacities in any order.
@@ -230,13 +232,15 @@ TEST_CASE("memory roofs: roof_for falls back to a faster level and to the given 
     REQUIRE(roof_for(f, 1 * MiB).has_value());
     CHECK(roof_for(f, 1 * MiB)->level == "L1");
     CHECK(roof_for(f, 1 * MiB)->gb_per_s == 300);
-    // The transition zone is drawn against the LLC roof.
-    CHECK(roof_for(f, 64 * MiB)->level == "L3");
-    CHECK(roof_for(f, 64 * MiB, 15.0)->level == "L3");
-    // Memory: the given roof, else the nearest faster measured level.
+    // Beyond the LLC, never the LLC's roof: without a sweep there, the given memory roof...
+    CHECK(roof_for(f, 64 * MiB, 15.0)->level == "memory");
+    CHECK(roof_for(f, 64 * MiB, 15.0)->gb_per_s == 15.0);
     CHECK(roof_for(f, 256 * MiB, 15.0)->gb_per_s == 15.0);
     CHECK(roof_for(f, 256 * MiB, 15.0)->level == "memory");
-    CHECK(roof_for(f, 256 * MiB)->level == "L3");
+    CHECK(roof_for(f, 256 * MiB, 15.0)->basis == RoofBasis::memory);
+    // ...and with nothing measured beyond the cache, no roof at all.
+    CHECK_FALSE(roof_for(f, 256 * MiB).has_value());
+    CHECK_FALSE(roof_for(f, 64 * MiB).has_value());
     // A measured memory roof is used when none is given.
     f.roofs.push_back({"memory", 128 * MiB, 256 * MiB, 14, 2});
     CHECK(roof_for(f, 256 * MiB)->gb_per_s == 14);
@@ -244,6 +248,52 @@ TEST_CASE("memory roofs: roof_for falls back to a faster level and to the given 
     // Nothing faster than L1 to fall back on.
     f.roofs = {{"L3", 4 * MiB, 32 * MiB, 60, 4}};
     CHECK_FALSE(roof_for(f, 32 * KiB).has_value());
+}
+
+TEST_CASE("memory roofs: a working set between the last cache and memory is held against the sweep at its size",
+          "[memory_roofs]") {
+    MemoryRoofFacts f;
+    f.caches = epyc_caches();  // L3: 32 MiB
+    f.curve = {{8 * MiB, 170, 0.02}, {16 * MiB, 168, 0.02}, {32 * MiB, 120, 0.02},
+               {64 * MiB, 40, 0.02}, {128 * MiB, 30, 0.02}, {256 * MiB, 29, 0.02}};
+    f.roofs = {{"L3", 8 * MiB, 16 * MiB, 169, 2}, {"memory", 128 * MiB, 256 * MiB, 29.5, 2}};
+    // The default GLM shape of a standard run before: 64 MiB on a 32 MiB L3. It read 30 GB/s in the
+    // sweep; the L3 roof (169) would call a workload at 30 "17% of the roof".
+    const auto at_64 = roof_for(f, 64 * MiB, 31.0);
+    REQUIRE(at_64);
+    CHECK(at_64->level == "memory");
+    CHECK(at_64->basis == RoofBasis::sweep);
+    CHECK(at_64->gb_per_s == Approx(40));  // the sweep's own point
+    CHECK_THAT(at_64->metric, Catch::Contains("kernel.memory_levels.bandwidth at 64 MiB"));
+    // Between two points: linear in log(working set). 48 MiB is log2(1.5) = 0.585 of the way.
+    const auto at_48 = roof_for(f, 48 * MiB, 31.0);
+    REQUIRE(at_48);
+    CHECK(at_48->gb_per_s == Approx(120 - std::log2(1.5) * 80));
+    CHECK(at_48->gb_per_s < 169);
+    // Just above the LLC: close to its last cached point, still not the L3 roof.
+    const auto above = roof_for(f, 32 * MiB + 1, 31.0);
+    REQUIRE(above);
+    CHECK(above->level == "memory");
+    CHECK(above->gb_per_s == Approx(120).epsilon(0.001));
+    // Inside the LLC the L3 roof, from four times it the memory roof.
+    CHECK(roof_for(f, 32 * MiB, 31.0)->level == "L3");
+    CHECK(roof_for(f, 128 * MiB, 31.0)->gb_per_s == 31.0);
+    CHECK(roof_for(f, 128 * MiB, 31.0)->basis == RoofBasis::memory);
+    // Without kernel.peak.bandwidth, the memory plateau; beyond the curve, the sweep's largest point.
+    CHECK(roof_for(f, 128 * MiB)->gb_per_s == Approx(29.5));
+    f.roofs.pop_back();
+    CHECK(roof_for(f, 1024 * MiB)->gb_per_s == Approx(29));
+    CHECK_THAT(roof_for(f, 1024 * MiB)->metric, Catch::Contains("the sweep's largest working set"));
+}
+
+TEST_CASE("memory roofs: sweep_at interpolates inside the curve only", "[memory_roofs]") {
+    const std::vector<BandwidthPoint> curve = {{1 * MiB, 100, 0}, {4 * MiB, 40, 0}};
+    CHECK(*sweep_at(curve, 1 * MiB) == Approx(100));
+    CHECK(*sweep_at(curve, 2 * MiB) == Approx(70));  // half-way in log(working set)
+    CHECK(*sweep_at(curve, 4 * MiB) == Approx(40));
+    CHECK_FALSE(sweep_at(curve, 512 * KiB));
+    CHECK_FALSE(sweep_at(curve, 8 * MiB));
+    CHECK_FALSE(sweep_at({}, 1 * MiB));
 }
 
 TEST_CASE("memory roofs: the device's caches from the topology layer's facts", "[memory_roofs]") {
