@@ -9,17 +9,11 @@
 #include "core/clock.hpp"
 #include "core/stop_points.hpp"
 #include "system/energy_meter.hpp"
-#include "system/energy_sensors.hpp"
 
 namespace clprobe {
 
 namespace {
 
-// Power samplers are read this often during a window; a sysfs or NVML read costs tens of
-// microseconds, so 10 ms keeps the reading thread's load under 1% of a core.
-constexpr double sampler_poll_seconds = 0.01;
-// How long a counter is watched to measure its update interval (RAPL updates about every 1 ms).
-constexpr double interval_limit_seconds = 0.25;
 // The error the window is sized for: each end of a window is off by up to one sampling interval.
 constexpr double target_error = 0.05;
 
@@ -36,27 +30,17 @@ WindowPlan plan_for(RunMode mode) {
 
 }  // namespace
 
-StepEnergy::StepEnergy(RunMode mode) : mode_(mode) {
-    SensorDiscovery found = discover_energy_sensors(energy_sources_from_environment());
-    sensors_ = std::move(found.sensors);
-    for (auto& sensor : sensors_) {
-        const SamplingInterval interval = sampling_interval(*sensor, sampler_poll_seconds, interval_limit_seconds);
-        intervals_.push_back(interval.seconds);
-        sensors_json_.push_back({{"sensor", sensor->name()},
-                                 {"scope", sensor->scope()},
-                                 {"kind", to_string(sensor->kind())},
-                                 {"interval_seconds", interval.seconds},
-                                 {"interval_basis", interval.basis}});
-    }
-}
+StepEnergy::StepEnergy(RunMode mode) : mode_(mode), found_(find_metered_sensors()) {}
 
 StepEnergy::~StepEnergy() = default;
 
 void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const Labels& labels,
                          const std::function<void()>& step, const std::optional<WorkPerStep>& work) {
-    if (sensors_.empty()) return;
+    if (found_.empty()) return;
+    EnergySensors& sensors = found_.sensors;
+    const std::vector<double>& intervals = found_.intervals;
     const WindowPlan plan = plan_for(mode_);
-    const double interval = *std::max_element(intervals_.begin(), intervals_.end());
+    const double interval = found_.longest_interval();
     const double target = std::clamp(window_for_error(interval, target_error), plan.min_seconds, plan.max_seconds);
     // One step first: it says how many make a window (and warms what the sampler left cold).
     const auto t0 = std::chrono::steady_clock::now();
@@ -64,19 +48,19 @@ void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const La
     const double one = std::max(seconds_since(t0), 1e-6);
     const auto steps = static_cast<std::int64_t>(std::max(1.0, std::ceil(target / one)));
 
-    EnergyMeter meter(sensors_, sampler_poll_seconds);
-    const auto align = coarsest_counter(sensors_, intervals_);
+    EnergyMeter meter(sensors, sampler_poll_seconds);
+    const auto align = found_.align;
     if (align) meter.align_to(*align, interval_limit_seconds);
-    std::vector<std::vector<double>> joules(sensors_.size()), seconds(sensors_.size());
-    std::vector<double> worst_error(sensors_.size(), 0.0);
-    std::vector<std::string> lost(sensors_.size());
+    std::vector<std::vector<double>> joules(sensors.size()), seconds(sensors.size());
+    std::vector<double> worst_error(sensors.size(), 0.0);
+    std::vector<std::string> lost(sensors.size());
     for (int w = 0; w < plan.windows; ++w) {
         check_stop();
         meter.start();
         for (std::int64_t k = 0; k < steps; ++k)
             step();
         const WindowEnergy window = meter.stop();
-        for (std::size_t i = 0; i < sensors_.size(); ++i) {
+        for (std::size_t i = 0; i < sensors.size(); ++i) {
             const SensorEnergy& e = window.sensors[i];
             if (!e.joules) {
                 if (lost[i].empty()) lost[i] = e.error;
@@ -84,18 +68,18 @@ void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const La
             }
             joules[i].push_back(*e.joules);
             seconds[i].push_back(window.seconds);
-            worst_error[i] = std::max(worst_error[i], window_error(*sensors_[i], window.aligned && align == i,
-                                                                   intervals_[i], window.seconds, *e.joules));
+            worst_error[i] = std::max(worst_error[i], window_error(*sensors[i], window.aligned && align == i,
+                                                                   intervals[i], window.seconds, *e.joules));
         }
     }
     const double n = static_cast<double>(steps);
-    for (std::size_t i = 0; i < sensors_.size(); ++i) {
+    for (std::size_t i = 0; i < sensors.size(); ++i) {
         if (!lost[i].empty())
-            lost_json_.push_back({{"labels", labels}, {"sensor", sensors_[i]->name()}, {"error", lost[i]}});
+            lost_json_.push_back({{"labels", labels}, {"sensor", sensors[i]->name()}, {"error", lost[i]}});
         if (joules[i].empty()) continue;
         Labels l = labels;
-        l["sensor"] = sensors_[i]->name();
-        l["scope"] = sensors_[i]->scope();
+        l["sensor"] = sensors[i]->name();
+        l["scope"] = sensors[i]->scope();
         std::vector<double> per_step, power, step_time, per_work;
         for (std::size_t k = 0; k < joules[i].size(); ++k) {
             per_step.push_back(joules[i][k] / n);
@@ -106,7 +90,7 @@ void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const La
         const std::string note = fmt::format(
             "{} steps per window, {} windows of {:.3g} s; sampling interval {:.3g} ms; "
             "error <= {:.2g}%",
-            steps, joules[i].size(), seconds[i].front(), intervals_[i] * 1e3, worst_error[i] * 100);
+            steps, joules[i].size(), seconds[i].front(), intervals[i] * 1e3, worst_error[i] * 100);
         const auto add = [&](std::string metric, const char* unit, std::vector<double> v) {
             Measurement m =
                 make_measurement(std::move(metric), unit, l, std::move(v), TimerKind::host_steady_clock, false);
@@ -119,20 +103,20 @@ void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const La
         add(pipeline + ".energy_step_time", "s", step_time);
         if (!per_work.empty()) add(work->metric, "J", per_work);
         windows_json_.push_back({{"labels", labels},
-                                 {"sensor", sensors_[i]->name()},
-                                 {"scope", sensors_[i]->scope()},
+                                 {"sensor", sensors[i]->name()},
+                                 {"scope", sensors[i]->scope()},
                                  {"steps_per_window", steps},
                                  {"windows", joules[i].size()},
                                  {"target_window_seconds", target},
-                                 {"interval_seconds", intervals_[i]},
+                                 {"interval_seconds", intervals[i]},
                                  {"relative_error", worst_error[i]}});
     }
 }
 
 void StepEnergy::record_attributes(ProbeResult& out) const {
-    if (sensors_.empty()) return;
+    if (found_.empty()) return;
     out.attributes["energy"] = {
-        {"sensors", sensors_json_},
+        {"sensors", found_.listed},
         {"windows", windows_json_},
         {"lost", lost_json_},
         {"method",

@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "common/metered_sensors.hpp"
 #include "core/report.hpp"
 #include "runtime/probe.hpp"
-#include "system/energy_sensor.hpp"
 
 namespace clprobe {
 
@@ -28,7 +28,7 @@ class StepEnergy {
     StepEnergy(const StepEnergy&) = delete;
     StepEnergy& operator=(const StepEnergy&) = delete;
 
-    bool available() const { return !sensors_.empty(); }
+    bool available() const { return !found_.empty(); }
 
     // Repeats `step` until a window spans enough sampling intervals for the error target (5%),
     // over several windows, and adds for each sensor that read through them
@@ -44,9 +44,7 @@ class StepEnergy {
 
   private:
     RunMode mode_;
-    EnergySensors sensors_;
-    std::vector<double> intervals_;
-    nlohmann::json sensors_json_ = nlohmann::json::array();
+    MeteredSensors found_;
     nlohmann::json windows_json_ = nlohmann::json::array();
     nlohmann::json lost_json_ = nlohmann::json::array();
 };

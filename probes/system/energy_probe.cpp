@@ -8,16 +8,14 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/metered_sensors.hpp"
 #include "probe_factories.hpp"
 #include "system/energy_meter.hpp"
-#include "system/energy_sensors.hpp"
 
 namespace clprobe {
 
 namespace {
 
-constexpr double sampler_poll_seconds = 0.01;
-constexpr double interval_limit_seconds = 0.25;
 // Idle power is the floor a step's energy sits on; 2% keeps it well inside run-to-run spread.
 constexpr double target_error = 0.02;
 
@@ -44,25 +42,16 @@ class EnergyProbe final : public Probe {
     }
 
     void run(ProbeContext& ctx, ProbeResult& out) override {
-        SensorDiscovery found = discover_energy_sensors(energy_sources_from_environment());
-        if (found.sensors.empty()) throw ProbeUnsupported(no_sensor_reason(found));
+        MeteredSensors found = find_metered_sensors();
+        if (found.empty()) throw ProbeUnsupported(found.none_reason);
         EnergySensors& sensors = found.sensors;
-        std::vector<double> intervals;
-        nlohmann::json listed = nlohmann::json::array();
-        for (auto& sensor : sensors) {
-            const SamplingInterval interval = sampling_interval(*sensor, sampler_poll_seconds, interval_limit_seconds);
-            intervals.push_back(interval.seconds);
-            listed.push_back({{"sensor", sensor->name()},
-                              {"scope", sensor->scope()},
-                              {"kind", to_string(sensor->kind())},
-                              {"interval_seconds", interval.seconds},
-                              {"interval_basis", interval.basis}});
-        }
+        const std::vector<double>& intervals = found.intervals;
+        nlohmann::json& listed = found.listed;
         const IdlePlan plan = idle_plan(ctx.options.mode);
-        const double interval = *std::max_element(intervals.begin(), intervals.end());
-        const double window = std::clamp(window_for_error(interval, target_error), plan.min_seconds, plan.max_seconds);
+        const double window =
+            std::clamp(window_for_error(found.longest_interval(), target_error), plan.min_seconds, plan.max_seconds);
         EnergyMeter meter(sensors, sampler_poll_seconds);
-        const auto align = coarsest_counter(sensors, intervals);
+        const auto align = found.align;
         if (align) meter.align_to(*align, interval_limit_seconds);
         std::vector<std::vector<double>> watts(sensors.size());
         std::vector<double> worst(sensors.size(), 0.0);
@@ -95,7 +84,7 @@ class EnergyProbe final : public Probe {
         out.attributes["sensors"] = listed;
         out.attributes["lost"] = lost;
         // Sources that gave nothing, with why: a GPU machine whose NVML did not load says so here.
-        out.attributes["not_found"] = found.notes;
+        out.attributes["not_found"] = found.not_found;
         if (out.measurements.empty())
             throw ProbeUnsupported(fmt::format("every energy sensor failed during the idle windows ({})",
                                                lost.empty() ? "no reading" : lost[0]["error"].get<std::string>()));

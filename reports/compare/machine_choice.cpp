@@ -54,6 +54,10 @@ std::string energy_text(const WorkloadEconomics& e) {
     return fmt::format("{:.3g} J/step", *e.joules_per_step);
 }
 
+std::string units_of(const WorkloadChoice& c) {
+    return c.unit + "s";
+}
+
 }  // namespace
 
 std::vector<WorkloadChoice> choose_machines(const std::vector<MachineFigures>& machines) {
@@ -78,14 +82,17 @@ std::vector<WorkloadChoice> choose_machines(const std::vector<MachineFigures>& m
         const auto caveat = [&](const char* choice, const std::vector<std::string>& missing,
                                 const std::optional<std::size_t>& chosen) {
             if (missing.empty()) return;
+            // The first left-out report's cost basis says which figure it lacks (a price, or the
+            // energy an energy-billed machine needs).
             std::string why;
             for (const auto& row : c.rows)
                 if (std::find(missing.begin(), missing.end(), row.name) != missing.end()) {
                     why = row.figures.cost_basis;
                     break;
                 }
-            c.caveats.push_back(fmt::format("{} {}: {} left out ({})", choice,
-                                            chosen ? "rests on the others" : "not chosen", names_of(missing), why));
+            c.caveats.push_back({choice, missing, why, chosen.has_value(),
+                                 fmt::format("{} {}: {} left out ({})", choice,
+                                             chosen ? "rests on the others" : "not chosen", names_of(missing), why)});
         };
         caveat("best value", no_value, c.best_value);
         caveat("cheapest", no_hourly, c.cheapest);
@@ -93,42 +100,83 @@ std::vector<WorkloadChoice> choose_machines(const std::vector<MachineFigures>& m
         for (const auto& row : c.rows)
             if (!row.figures.joules_per_step) no_energy.push_back(row.name);
         if (!no_energy.empty() && no_energy.size() < c.rows.size())
-            c.caveats.push_back(
-                fmt::format("energy: not measured on {} (no readable sensor), so energy is compared "
-                            "only among the others",
-                            names_of(no_energy)));
+            c.caveats.push_back({"energy", no_energy, "no readable sensor", true,
+                                 fmt::format("energy: not measured on {} (no readable sensor), so energy is compared "
+                                             "only among the others",
+                                             names_of(no_energy))});
         out.push_back(std::move(c));
     }
     return out;
 }
 
+ChoiceCells choice_cells(const WorkloadChoice& c, const ChoiceRow& row) {
+    const WorkloadEconomics& e = row.figures;
+    return {si(e.throughput) + " " + units_of(c) + "/s",
+            e.units_per_dollar ? si(*e.units_per_dollar) : std::string("n/a"),
+            e.cost_per_million ? money(*e.cost_per_million) : std::string("n/a"),
+            e.cost_per_hour ? money(*e.cost_per_hour) : std::string("n/a"), energy_text(e)};
+}
+
+std::vector<ChoiceLine> choice_lines(const WorkloadChoice& c) {
+    return {{"best", c.best, "highest throughput"},
+            {"best value", c.best_value, "most " + units_of(c) + " per dollar"},
+            {"cheapest", c.cheapest, "lowest cost per hour"}};
+}
+
+std::string choice_heading(const WorkloadChoice& c) {
+    return fmt::format("Choosing a machine for {} (in {}, each report's fastest variant)", c.workload, units_of(c));
+}
+
 std::string render_machine_choices(const std::vector<WorkloadChoice>& choices) {
     std::string out;
     for (const auto& c : choices) {
-        const std::string units = c.unit + "s";
-        out += fmt::format("\nChoosing a machine for {} (in {}, each report's fastest variant):\n", c.workload, units);
+        const std::string units = units_of(c);
+        out += fmt::format("\n{}:\n", choice_heading(c));
         std::size_t width = 6;
         for (const auto& row : c.rows)
             width = std::max(width, row.name.size());
         out += fmt::format("  {:<{}}  {:>16}  {:>16}  {:>14}  {:>10}  {}\n", "report", width, "throughput",
                            units + " per $", "$ per 1M " + units, "$ per hour", "energy");
         for (const auto& row : c.rows) {
-            const WorkloadEconomics& e = row.figures;
-            out += fmt::format("  {:<{}}  {:>16}  {:>16}  {:>14}  {:>10}  {}\n", row.name, width,
-                               si(e.throughput) + " " + units + "/s",
-                               e.units_per_dollar ? si(*e.units_per_dollar) : std::string("n/a"),
-                               e.cost_per_million ? money(*e.cost_per_million) : std::string("n/a"),
-                               e.cost_per_hour ? money(*e.cost_per_hour) : std::string("n/a"), energy_text(e));
+            const ChoiceCells cells = choice_cells(c, row);
+            out += fmt::format("  {:<{}}  {:>16}  {:>16}  {:>14}  {:>10}  {}\n", row.name, width, cells.throughput,
+                               cells.per_dollar, cells.per_million, cells.per_hour, cells.energy);
         }
-        const auto line = [&](const char* label, const std::optional<std::size_t>& i, const std::string& why) {
-            out += fmt::format("  {:<11} {}\n", std::string(label) + ":",
-                               i ? fmt::format("{} ({})", c.rows[*i].name, why) : std::string("none (no figures)"));
-        };
-        line("best", c.best, "highest throughput");
-        line("best value", c.best_value, "most " + units + " per dollar");
-        line("cheapest", c.cheapest, "lowest cost per hour");
+        for (const ChoiceLine& l : choice_lines(c))
+            out += fmt::format("  {:<11} {}\n", l.label + ":",
+                               l.row ? fmt::format("{} ({})", c.rows[*l.row].name, l.why) : "none (no figures)");
         for (const auto& caveat : c.caveats)
-            out += fmt::format("  note: {}\n", caveat);
+            out += fmt::format("  note: {}\n", caveat.text);
+    }
+    return out;
+}
+
+std::string render_machine_choices_markdown(const std::vector<WorkloadChoice>& choices) {
+    // Report names are file paths or host names: a '|' in one would split its cell.
+    const auto cell = [](std::string s) {
+        std::string out;
+        for (char ch : s)
+            out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        return out;
+    };
+    std::string out;
+    for (const auto& c : choices) {
+        const std::string units = units_of(c);
+        out += fmt::format("\n## {}\n\n", choice_heading(c));
+        out += fmt::format("| report | throughput | {} per $ | $ per 1M {} | $ per hour | energy |\n", units, units);
+        out += "|---|---|---|---|---|---|\n";
+        for (const auto& row : c.rows) {
+            const ChoiceCells cells = choice_cells(c, row);
+            out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", cell(row.name), cells.throughput,
+                               cells.per_dollar, cells.per_million, cells.per_hour, cells.energy);
+        }
+        out += "\n";
+        for (const ChoiceLine& l : choice_lines(c))
+            out += fmt::format(
+                "- **{}**: {}\n", l.label,
+                l.row ? fmt::format("`{}` ({})", cell(c.rows[*l.row].name), l.why) : std::string("none (no figures)"));
+        for (const auto& caveat : c.caveats)
+            out += fmt::format("- note: {}\n", caveat.text);
     }
     return out;
 }

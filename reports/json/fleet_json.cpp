@@ -1,5 +1,7 @@
 #include "json/fleet_json.hpp"
 
+#include "json/machine_choice_json.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -58,7 +60,8 @@ json fleet_to_json(const FleetAnalysis& f) {
             {"outliers", outliers},
             {"worse_outliers", f.worse_outliers()},
             {"partial_findings", partial},
-            {"unpaired", unpaired}};
+            {"unpaired", unpaired},
+            {"machine_choice", machine_choices_to_json(choose_machines(f.machines))}};
 }
 
 }  // namespace clprobe

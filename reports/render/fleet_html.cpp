@@ -8,6 +8,7 @@
 
 #include "render/fleet_text.hpp"
 #include "render/html_page.hpp"
+#include "render/machine_choice_html.hpp"
 #include "render/svg_chart.hpp"
 #include "render/value_format.hpp"
 
@@ -223,6 +224,7 @@ std::string render_fleet_html(const FleetAnalysis& f, const RenderOptions&) {
             out += fmt::format("<li><code>{}</code>: {}</li>\n", escape(u.source), escape(u.reason));
         out += "</ul>\n";
     }
+    out += render_machine_choices_html(choose_machines(f.machines));
     return out + html::page_end();
 }
 

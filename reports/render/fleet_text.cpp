@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "compare/machine_choice.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -75,7 +77,8 @@ std::string render_fleet_text(const FleetAnalysis& f, const RenderOptions& optio
         for (const auto& u : f.unpaired)
             out += fmt::format("  {}: {}\n", u.source, u.reason);
     }
-    return out;
+    // Which node to run each workload on: best, best value, cheapest.
+    return out + render_machine_choices(choose_machines(f.machines));
 }
 
 std::string render_fleet_markdown(const FleetAnalysis& f, const RenderOptions& options) {
@@ -103,7 +106,7 @@ std::string render_fleet_markdown(const FleetAnalysis& f, const RenderOptions& o
         for (const auto& u : f.unpaired)
             out += fmt::format("- `{}`: {}\n", u.source, u.reason);
     }
-    return out;
+    return out + render_machine_choices_markdown(choose_machines(f.machines));
 }
 
 }  // namespace clprobe

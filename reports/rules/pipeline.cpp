@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/cost_model.hpp"
+#include "core/trace_facts.hpp"
 
 namespace clprobe {
 namespace {
@@ -79,7 +80,11 @@ std::vector<Pipeline> pipelines_of(const RunReport& report) {
             const std::string variant = variant_of(m.labels);
             auto it = std::find_if(out.begin(), out.end(),
                                    [&](const Pipeline& p) { return p.id == id && p.variant == variant; });
-            if (it == out.end()) it = out.insert(out.end(), Pipeline{id, variant, {}});
+            if (it == out.end()) {
+                Labels labels = m.labels;
+                labels.erase("stage");
+                it = out.insert(out.end(), Pipeline{id, variant, {}, std::move(labels)});
+            }
             it->stages.push_back({stage->second, m.summary.median});
         }
     }
@@ -124,10 +129,11 @@ void apply_pipeline_shares(const RunReport& report, std::vector<Finding>& findin
             share * 100, p->id, p->variant.empty() ? "" : " [" + p->variant + "]", seconds_text(p->total_seconds()));
         // Where sensors read the step, the time saved is energy saved too, if the machine draws
         // the same average power over the shorter step (a first-order estimate, said so).
-        if (const auto energy = step_energy_of(report, p->id, p->variant); energy && f.estimated_gain)
+        if (const auto energy = step_energy_of(report, p->id, p->labels); energy && f.estimated_gain)
             f.gain_basis += fmt::format(
-                "; it would also save about {:.3g} J of the {:.3g} J per step measured on {} (same average power)",
-                *f.estimated_gain * energy->joules, energy->joules, energy->scope);
+                "; it would also save about {:.3g} J of the {:.3g} J measured {} on {} (same average power)",
+                *f.estimated_gain * energy->joules, energy->joules,
+                p->id == app_pipeline_id ? "over the program's lifetime" : "per step", energy->scope);
     }
 }
 

@@ -23,6 +23,9 @@ struct Pipeline {
     std::string id;       // e.g. "glm.pipeline"
     std::string variant;  // the remaining labels, "" when there are none
     std::vector<PipelineStage> stages;
+    // The same labels as a map (all but "stage"): what finds the step's other measurements, such
+    // as its energy, which `variant`'s "k=v" text does not.
+    Labels labels;
 
     double total_seconds() const;
     std::optional<double> stage_seconds(std::string_view stage) const;

@@ -10,6 +10,7 @@
 #include "compare/comparison.hpp"
 #include "compare/machine_choice.hpp"
 #include "json/comparison_json.hpp"
+#include "json/machine_choice_json.hpp"
 #include "render/comparison_text.hpp"
 #include "rules/analysis.hpp"
 
@@ -33,13 +34,15 @@ int run_compare(const CompareCliOptions& o) {
     CompareOptions options;
     options.threshold = o.threshold_pct / 100.0;
     const Comparison c = compare_reports(a, b, options);
-    if (o.json)
-        fmt::print("{}\n", comparison_to_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-    else
-        fmt::print(
-            "{}{}", render_comparison_text(c, {o.verbose, color_stdout()}),
-            // Which of the two to run each workload on: best, best value, cheapest.
-            render_machine_choices(choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}})));
+    // Which of the two to run each workload on: best, best value, cheapest.
+    const auto choices = choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}});
+    if (o.json) {
+        nlohmann::json doc = comparison_to_json(c);
+        doc["machine_choice"] = machine_choices_to_json(choices);
+        fmt::print("{}\n", doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    } else {
+        fmt::print("{}{}", render_comparison_text(c, {o.verbose, color_stdout()}), render_machine_choices(choices));
+    }
     // The gate fails on a slower machine (its drift reference, fastest checks) as on a slower
     // headline metric; each is named, with the environment differences that explain it.
     if (o.fail_on_regression && c.regressed()) {

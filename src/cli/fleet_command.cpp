@@ -34,8 +34,6 @@ int run_fleet(const FleetCliOptions& o) {
     }
     // Colour (--color) is for the terminal view only.
     fmt::print("{}", fleet_formats().find(o.format).render(f, {o.verbose, o.format == "text" && color_stdout()}));
-    // Which node to run each workload on: best, best value, cheapest (text view only).
-    if (o.format == "text") fmt::print("{}", render_machine_choices(choose_machines(f.machines)));
     if (o.fail_on_outlier && f.worse_outliers() > 0) {
         std::string names;
         for (const auto& n : f.outliers)

@@ -17,6 +17,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
 #include "cli/report_outputs.hpp"
+#include "cli/trace_command_energy.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/memory_roofs.hpp"
@@ -239,11 +240,16 @@ int run_trace(TraceOptions o) {
     report.results = measure_before(o, selected, baseline, report);
     bool temporary = true;
     const std::string records = records_path(o, temporary);
+    // The machine's energy over the program's lifetime, where sensors exist (app.energy): found
+    // and their intervals measured now, so the program's own time holds none of it.
+    ProgramEnergy energy;
     progress(o, fmt::format("running {}", o.argv.front()));
     // Sampled once a second rather than four times: the program's own time is what is measured
     // now, and on a small machine the monitor's /proc scans would come out of it.
     std::optional<ActivityMonitor> activity(std::in_place, std::chrono::milliseconds(1000));
+    energy.start();
     const LaunchOutcome launched = run_traced_program({o.argv, layer, records, o.timeout});
+    energy.stop();
     if (launched.exec_error) {
         if (temporary) std::filesystem::remove(records);
         fmt::print(stderr, "clprobe trace: {}\n", *launched.exec_error);
@@ -253,9 +259,11 @@ int run_trace(TraceOptions o) {
         report.results.push_back(std::move(r));
     const ProgramTrace trace = read_program_trace_file(records).value_or(ProgramTrace{});
     if (temporary) std::filesystem::remove(records);
-    report.results.push_back(
+    ProbeResult program =
         program_result(trace, launched.run, report, layer,
-                       o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string()));
+                       o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string());
+    energy.record(program, launched.run);
+    report.results.push_back(std::move(program));
     report.complete = !launched.run.interrupted && !launched.run.timed_out;
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);

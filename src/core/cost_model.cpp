@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include "core/trace_facts.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -41,8 +43,9 @@ std::optional<double> tokens_per_step(const RunReport& report) {
 // The variant's joules per step summed over sensors whose scopes do not overlap. "platform" (psys)
 // covers the packages and DRAM, so it stands alone only when nothing else was read.
 std::optional<std::pair<double, std::string>> step_joules(const RunReport& report, const std::string& pipeline,
-                                                          const std::string& variant) {
-    const auto ms = find_measurements(report, pipeline + ".step_energy", {{"variant", variant}});
+                                                          const Labels& labels) {
+    const std::string metric = pipeline == app_pipeline_id ? app_energy_metric : pipeline + ".step_energy";
+    const auto ms = find_measurements(report, metric, labels);
     double total = 0;
     std::string scopes;
     std::optional<std::pair<double, std::string>> platform;
@@ -90,7 +93,7 @@ std::vector<WorkloadEconomics> workload_economics(const RunReport& report) {
             e.units_per_step = *tokens;
         }
         e.throughput = e.units_per_step / e.step_seconds;
-        if (const auto j = step_joules(report, e.pipeline, e.variant)) {
+        if (const auto j = step_joules(report, e.pipeline, {{"variant", e.variant}})) {
             e.joules_per_step = j->first;
             e.energy_scope = j->second;
         }
@@ -127,8 +130,8 @@ std::vector<WorkloadEconomics> workload_economics(const RunReport& report) {
 }
 
 std::optional<StepEnergyFigure> step_energy_of(const RunReport& report, const std::string& pipeline,
-                                               const std::string& variant) {
-    const auto j = step_joules(report, pipeline, variant);
+                                               const Labels& labels) {
+    const auto j = step_joules(report, pipeline, labels);
     if (!j) return std::nullopt;
     return StepEnergyFigure{j->first, j->second};
 }

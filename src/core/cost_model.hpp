@@ -44,13 +44,20 @@ struct WorkloadEconomics {
 // One entry per workload pipeline the report measured (GLM, then attention).
 std::vector<WorkloadEconomics> workload_economics(const RunReport& report);
 
-// A variant's measured joules per step, summed over sensors whose scopes do not overlap, and those
-// scopes ("cpu package 0 + dram package 0"); nullopt where no sensor read the step.
+// The energy over a traced program's lifetime (clprobe trace): the one step of "app.pipeline",
+// whose stages partition the program's wall time. Its average power is app.power.
+inline constexpr const char* app_energy_metric = "app.energy";
+inline constexpr const char* app_power_metric = "app.power";
+
+// A step's measured joules, summed over sensors whose scopes do not overlap, and those scopes
+// ("cpu package 0 + dram package 0"); nullopt where no sensor read the step. `labels` picks the
+// variant ({"variant": "resident"}), as the step's stage and time measurements carry it; the
+// metric is <pipeline>.step_energy, or app.energy for a traced program.
 struct StepEnergyFigure {
     double joules = 0;
     std::string scope;
 };
 std::optional<StepEnergyFigure> step_energy_of(const RunReport& report, const std::string& pipeline,
-                                               const std::string& variant);
+                                               const Labels& labels);
 
 }  // namespace clprobe

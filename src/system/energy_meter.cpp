@@ -58,6 +58,7 @@ void EnergyMeter::start() {
     start_aligned_ = aligned.has_value();
     started_ = Clock::now();
     last_time_ = started_;
+    last_counter_read_ = started_;
     for (std::size_t i = 0; i < sensors_.size(); ++i) {
         if (aligned && i == *align_) {
             counter_start_[i] = aligned;
@@ -73,7 +74,7 @@ void EnergyMeter::start() {
         }
     }
     stopping_ = false;
-    if (samplers) thread_ = std::thread([this] { sampler_loop(); });
+    if (samplers || counter_poll_ > 0) thread_ = std::thread([this] { sampler_loop(); });
 }
 
 void EnergyMeter::sample_powers(Clock::time_point now) {
@@ -92,12 +93,30 @@ void EnergyMeter::sample_powers(Clock::time_point now) {
     last_time_ = now;
 }
 
+void EnergyMeter::read_counters(Clock::time_point now) {
+    if (!(counter_poll_ > 0) || std::chrono::duration<double>(now - last_counter_read_).count() < counter_poll_) return;
+    last_counter_read_ = now;
+    for (std::size_t i = 0; i < sensors_.size(); ++i) {
+        if (sensors_[i]->kind() != SensorKind::energy_counter || !counter_start_[i]) continue;
+        // A failed reading here means the end's reading has no continuous history: keep the first
+        // error, so the window says why it has no figure even if the sensor comes back.
+        const SensorReading r = sensors_[i]->read();
+        if (!r.value && errors_[i].empty()) errors_[i] = r.error;
+    }
+}
+
 void EnergyMeter::sampler_loop() {
     std::unique_lock lock(mutex_);
+    // Counters alone need no 10 ms polling: wake at their own period then.
+    const bool samplers = std::any_of(sensors_.begin(), sensors_.end(),
+                                      [](const auto& s) { return s->kind() == SensorKind::power_sampler; });
+    const double period = samplers ? poll_ : counter_poll_;
     while (!stopping_) {
-        wake_.wait_for(lock, std::chrono::duration<double>(poll_), [this] { return stopping_; });
+        wake_.wait_for(lock, std::chrono::duration<double>(period), [this] { return stopping_; });
         if (stopping_) break;
-        sample_powers(Clock::now());
+        const auto now = Clock::now();
+        sample_powers(now);
+        read_counters(now);
     }
 }
 
@@ -122,7 +141,7 @@ WindowEnergy EnergyMeter::stop() {
         if (sensors_[i]->kind() == SensorKind::energy_counter) {
             const SensorReading r = aligned && i == *align_ ? SensorReading{aligned, {}} : sensors_[i]->read();
             if (!r.value && errors_[i].empty()) errors_[i] = r.error;
-            if (counter_start_[i] && r.value) e.joules = *r.value - *counter_start_[i];
+            if (counter_start_[i] && r.value && errors_[i].empty()) e.joules = *r.value - *counter_start_[i];
         } else if (last_watts_[i] && errors_[i].empty()) {
             e.joules = integral_[i];
         }

@@ -35,6 +35,12 @@ class EnergyMeter {
     // the time between two of its updates instead of being up to one interval stale at each end.
     // The wait at the end lies inside the window (time and energy alike).
     void align_to(std::size_t index, double limit_seconds);
+
+    // Reads every counter each `seconds` inside a window too, its value unused: a counter unwinds
+    // its wraps between consecutive readings, so a window longer than one wrap (RAPL's range at
+    // full power: minutes) would lose whole wraps with a reading at each end only. For windows of
+    // unknown length (a traced program's lifetime); 0, the default, reads counters at the ends.
+    void read_counters_every(double seconds) { counter_poll_ = seconds; }
     ~EnergyMeter();
     EnergyMeter(const EnergyMeter&) = delete;
     EnergyMeter& operator=(const EnergyMeter&) = delete;
@@ -46,6 +52,7 @@ class EnergyMeter {
   private:
     using Clock = std::chrono::steady_clock;
     void sample_powers(Clock::time_point now);
+    void read_counters(Clock::time_point now);
     // Polls the aligned counter until it changes; its new value, or nullopt after the limit.
     std::optional<double> wait_for_update();
     void sampler_loop();
@@ -54,6 +61,8 @@ class EnergyMeter {
     double poll_;
     Clock::time_point started_;
     std::optional<std::size_t> align_;
+    double counter_poll_ = 0;
+    Clock::time_point last_counter_read_;
     double align_limit_ = 0;
     bool start_aligned_ = false;
     std::vector<std::optional<double>> counter_start_;

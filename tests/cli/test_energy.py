@@ -1,14 +1,18 @@
 """Energy and cost (docs/energy.md): diagnose against a fixture powercap tree whose package counter a
 thread advances at a known power, so joules per GLM step can be checked against the step's time x
-that power within the sampling error the report states; the unsupported reason where no sensor is
-readable; the price options; and compare's best / best value / cheapest table."""
+that power within the sampling error the report states; the same for a traced program's lifetime
+(app.energy); the unsupported reason where no sensor is readable; the price options; and the best /
+best value / cheapest table in compare (text and JSON) and fleet (every format)."""
 import json
 import os
 import shutil
 import threading
 import time
 
-from clitest import expect, main, run, temp_dir
+from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
+
+FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "reports", "default_quick.json")
+NO_NVML = "/nonexistent/libnvml.so"
 
 WATTS = 50.0
 # A counter range of 4 s at 50 W: the run wraps it several times, every window at most once.
@@ -161,6 +165,162 @@ def test_compare_chooses_best_value_and_cheapest():
            "a choice resting on a missing price must say so", r)
 
 
+def traced_program(argv, env):
+    """clprobe trace (no ceilings) of argv; the report's trace.program result."""
+    d = temp_dir()
+    path = os.path.join(d, "t.json")
+    r = run("trace", "--no-ceilings", "-q", "--json", path, "--", *argv, env=env, timeout=300)
+    expect(r.rc == 0, "trace failed", r)
+    with open(path) as f:
+        doc = json.load(f)
+    return r, next(p for p in doc["results"] if p["id"] == "trace.program")
+
+
+def test_trace_app_energy_matches_the_fixture_power():
+    # 5 s: longer than the fixture counter's 4 s range, so the figure is right only if the counter
+    # is read inside the window too (every wrap unwound), not at its two ends alone.
+    root = temp_dir()
+    package = FakePackage(root)
+    try:
+        r, program = traced_program(["/bin/sleep", "5"], {"CLPROBE_SYSFS_ROOT": root, "CLPROBE_NVML_LIBRARY": NO_NVML})
+    finally:
+        package.close()
+    energy = program["attributes"]["energy"]
+    expect(energy["status"] == "ok", f"attributes.energy: {energy}", r)
+    joules = measurements(program, "app.energy")
+    power = measurements(program, "app.power")
+    expect(len(joules) == 1 and len(power) == 1, f"app.energy {joules}, app.power {power}")
+    labels = {"sensor": "intel-rapl:0", "scope": "cpu package 0"}
+    expect(joules[0]["labels"] == labels and joules[0]["unit"] == "J", f"{joules[0]['labels']} {joules[0]['unit']}")
+    expect(power[0]["labels"] == labels and power[0]["unit"] == "W", f"{power[0]['labels']} {power[0]['unit']}")
+    bound = energy["figures"][0]["relative_error"]
+    expect(0 < bound < 0.05, f"stated error {bound}")
+    # The program's wall time as the trace analysis measured it, not the energy window's.
+    wall = program["wall_seconds"]
+    expect(4.9 < wall < 10, f"program wall time {wall}")
+    expect(abs(energy["lifetime_seconds"] - wall) < 1e-3, f"lifetime {energy['lifetime_seconds']} vs wall {wall}")
+    got, want = joules[0]["summary"]["median"], wall * WATTS
+    print(f"  app.energy: {got:.6g} J reported, {want:.6g} J expected ({wall:.4g} s x {WATTS} W), "
+          f"error bound {bound:.2%}, off by {abs(got - want) / want:.3%}; window {energy['window_seconds']:.4g} s, "
+          f"sampling interval {energy['sensors'][0]['interval_seconds'] * 1e3:.3g} ms")
+    expect(abs(got - want) <= bound * want, f"app.energy {got} J, expected {want} J within {bound:.2%}")
+    watts = power[0]["summary"]["median"]
+    expect(abs(watts - WATTS) <= bound * WATTS, f"app.power {watts} W, expected {WATTS} W within {bound:.2%}")
+
+
+def test_trace_without_a_sensor_says_why():
+    root = temp_dir()
+    r, program = traced_program(["/bin/true"], {"CLPROBE_SYSFS_ROOT": root, "CLPROBE_NVML_LIBRARY": NO_NVML})
+    energy = program["attributes"]["energy"]
+    expect(energy["status"] == "unsupported" and "no readable energy sensor" in energy["reason"],
+           f"attributes.energy: {energy}", r)
+    expect(not measurements(program, "app.energy"), "app.energy without a sensor")
+
+
+def priced_copies(prices, energy_joules=None):
+    """Copies of a saved report (GLM and attention measured) under the given prices, named by them;
+    energy_joules: {name: J per GLM step of the fastest variant} for the copies that 'measured' it."""
+    d = temp_dir()
+    with open(FIXTURE) as f:
+        base = json.load(f)
+    paths = {}
+    for name, price in prices.items():
+        doc = json.loads(json.dumps(base))
+        doc["options"]["price_per_hour"] = price
+        doc["options"]["energy_price_per_kwh"] = None
+        doc["host"]["hostname"] = name
+        if energy_joules and name in energy_joules:
+            glm = next(p for p in doc["results"] if p["id"] == "glm.pipeline")
+            j = energy_joules[name]
+            glm["measurements"].append({
+                "metric": "glm.pipeline.step_energy", "unit": "J",
+                "labels": {"variant": fastest_glm(doc)[0], "sensor": "intel-rapl:0", "scope": "cpu package 0"},
+                "samples": [j, j, j], "summary": {"n": 3, "min": j, "max": j, "median": j, "mean": j, "stddev": 0,
+                                                  "cv": 0, "ci95_low": j, "ci95_high": j},
+                "higher_is_better": False, "timer": "host_steady_clock", "iterations_per_sample": 1})
+        paths[name] = os.path.join(d, name + ".json")
+        with open(paths[name], "w") as f:
+            json.dump(doc, f)
+    return paths
+
+
+def fastest_glm(doc):
+    steps = [m for p in doc["results"] for m in p["measurements"] if m["metric"] == "glm.pipeline.step_time"]
+    best = min(steps, key=lambda m: m["summary"]["median"])
+    return best["labels"]["variant"], best["summary"]["median"]
+
+
+def test_compare_json_choice_table():
+    paths = priced_copies({"dear": 3.0, "cheap": 1.0, "unpriced": None}, {"dear": 0.25})
+    with open(paths["dear"]) as f:
+        variant, step = fastest_glm(json.load(f))
+    r = run("compare", paths["dear"], paths["cheap"], "--json")
+    expect(r.rc == 0, "compare --json", r)
+    choice = {c["workload"]: c for c in load_json(r.stdout, r)["machine_choice"]}
+    expect(set(choice) == {"glm", "attention"}, f"workloads: {list(choice)}")
+    glm = choice["glm"]
+    expect(glm["unit"] == "step" and [x["report"] for x in glm["reports"]] == [paths["dear"], paths["cheap"]],
+           f"rows: {glm['reports']}")
+    dear, cheap = glm["reports"]
+    expect(dear["variant"] == variant and abs(dear["step_seconds"] - step) < 1e-12, f"{dear}")
+    for row, price in ((dear, 3.0), (cheap, 1.0)):
+        want = price * step / 3600 * 1e6
+        expect(abs(row["cost_per_million"] - want) <= 1e-9 * want, f"{row['report']}: {row['cost_per_million']} vs {want}")
+        expect(abs(row["cost_per_hour"] - price) < 1e-9, f"{row['report']}: cost per hour {row['cost_per_hour']}")
+    expect(dear["joules_per_step"] == 0.25 and dear["energy_scope"] == "cpu package 0", f"{dear}")
+    expect(cheap["joules_per_step"] is None, f"{cheap}")
+    expect(glm["best_value"]["report"] == paths["cheap"] and glm["cheapest"]["report"] == paths["cheap"],
+           f"best value {glm['best_value']}, cheapest {glm['cheapest']}")
+    expect(glm["best"]["index"] == 0, f"same speed: the first is the best: {glm['best']}")
+    expect([c["choice"] for c in glm["caveats"]] == ["energy"] and glm["caveats"][0]["left_out"] == [paths["cheap"]],
+           f"caveats: {glm['caveats']}")
+    attention = choice["attention"]
+    expect(attention["unit"] == "token" and attention["reports"][0]["units_per_step"] == 196, f"{attention}")
+    print("  compare --json machine_choice (glm):\n" + json.dumps(glm, indent=2))
+
+    # A report without a price: value and cost rest on the other, and the JSON names it.
+    r = run("compare", paths["dear"], paths["unpriced"], "--json")
+    glm = load_json(r.stdout, r)["machine_choice"][0]
+    caveats = {c["choice"]: c for c in glm["caveats"]}
+    for which in ("best value", "cheapest"):
+        c = caveats.get(which)
+        expect(c and c["left_out"] == [paths["unpriced"]] and c["chosen_among_rest"] and
+               c["reason"].startswith("no price given"), f"{which}: {c}")
+    expect(glm["best_value"]["report"] == paths["dear"], f"{glm['best_value']}")
+
+
+def test_fleet_choice_table_in_every_format():
+    import jsonschema  # Debian's python3-jsonschema
+
+    paths = priced_copies({"node-a": 2.0, "node-b": 0.5, "node-c": None})
+    files = list(paths.values())
+    r = run("fleet", "--json", *files)
+    expect(r.rc == 0, "fleet --json", r)
+    doc = load_json(r.stdout, r)
+    schemas = {}
+    for name in ("fleet", "compare"):
+        with open(os.path.join(SOURCE_DIR, "docs", f"{name}.schema.json")) as f:
+            schemas[name] = json.load(f)
+    resolver = jsonschema.RefResolver.from_schema(schemas["fleet"], store={schemas["compare"]["$id"]: schemas["compare"]})
+    jsonschema.Draft7Validator(schemas["fleet"], resolver=resolver).validate(doc)
+    glm = doc["machine_choice"][0]
+    expect(glm["workload"] == "glm" and glm["cheapest"]["report"] == "node-b" and
+           glm["best_value"]["report"] == "node-b", f"{glm}")
+    expect(any(c["choice"] == "cheapest" and c["left_out"] == ["node-c"] for c in glm["caveats"]), f"{glm['caveats']}")
+    md = run("fleet", "--md", *files).stdout
+    print("  fleet --md choice table:\n" + md[md.index("## Choosing a machine for glm"):])
+    for part in ("## Choosing a machine for glm (in steps", "| `node-b` |", "- **cheapest**: `node-b` (lowest cost per hour)",
+                 "- note: cheapest rests on the others: node-c left out (no price given"):
+        expect(part in md, f"markdown lacks {part!r}", md)
+    html = run("fleet", "--html", *files).stdout
+    for part in ("<h2>Choosing a machine for glm", "<li><b>best value</b>: <code>node-b</code>",
+                 "<p class=warn>cheapest rests on the others: node-c left out"):
+        expect(part in html, f"html lacks {part!r}")
+    text = run("fleet", *files).stdout
+    expect("cheapest:   node-b (lowest cost per hour)" in text, "text", text)
+
+
 if __name__ == "__main__":
     main([test_joules_per_glm_step_match_the_fixture_power, test_no_sensor_is_unsupported_with_the_reason,
-          test_price_options, test_compare_chooses_best_value_and_cheapest])
+          test_price_options, test_compare_chooses_best_value_and_cheapest, test_trace_app_energy_matches_the_fixture_power,
+          test_trace_without_a_sensor_says_why, test_compare_json_choice_table, test_fleet_choice_table_in_every_format])

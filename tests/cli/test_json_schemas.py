@@ -71,6 +71,31 @@ def test_compare_json_matches_its_schema():
     expect_rejected("compare", broken, "an unknown verdict")
 
 
+def test_compare_json_machine_choice_matches_its_schema():
+    """Two reports with workloads, one priced and one not: the best / best value / cheapest block
+    with figures, nulls and caveats validates; a malformed one does not."""
+    d = tempfile.mkdtemp(prefix="clprobe-schema-")
+    with open(os.path.join(FIXTURES, "default_quick.json")) as f:
+        base = json.load(f)
+    paths = []
+    for i, price in enumerate((2.5, None)):
+        base["options"]["price_per_hour"] = price
+        paths.append(os.path.join(d, f"priced{i}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(base, f)
+    doc = json_of("compare", *paths, "--json")
+    expect_valid("compare", doc)
+    choice = doc["machine_choice"]
+    expect([c["workload"] for c in choice] == ["glm", "attention"], f"machine_choice: {choice}")
+    expect(choice[0]["best_value"]["index"] == 0 and choice[0]["caveats"], f"{choice[0]}")
+    broken = copy.deepcopy(doc)
+    broken["machine_choice"][0]["cheapest"] = paths[0]
+    expect_rejected("compare", broken, "a choice given as a bare name")
+    broken = copy.deepcopy(doc)
+    del broken["machine_choice"][0]["reports"][0]["cost_basis"]
+    expect_rejected("compare", broken, "a row without its cost basis")
+
+
 def with_drift(path, factors, out_dir):
     """A copy of a saved report with a drift block of checks whose rates are 100 and 40 times each factor."""
     with open(path) as f:
@@ -114,4 +139,4 @@ def test_compare_json_with_drift_matches_its_schema():
 
 if __name__ == "__main__":
     main([test_list_json_matches_its_schema, test_info_json_matches_its_schema, test_compare_json_matches_its_schema,
-          test_compare_json_with_drift_matches_its_schema])
+          test_compare_json_with_drift_matches_its_schema, test_compare_json_machine_choice_matches_its_schema])

@@ -5,6 +5,8 @@
 
 #include "compare/machine_choice.hpp"
 #include "core/cost_model.hpp"
+#include "json/machine_choice_json.hpp"
+#include "render/machine_choice_html.hpp"
 
 using namespace clprobe;
 
@@ -92,9 +94,15 @@ TEST_CASE("choose_machines: best, best value, cheapest; a missing price is said"
     CHECK(w.rows[*w.best_value].name == "b");
     CHECK(w.rows[*w.cheapest].name == "b");
     REQUIRE(w.caveats.size() == 3);
-    CHECK_THAT(w.caveats[0], Catch::StartsWith("best value rests on the others: c left out (no price given"));
-    CHECK_THAT(w.caveats[1], Catch::StartsWith("cheapest rests on the others: c left out"));
-    CHECK_THAT(w.caveats[2], Catch::Contains("energy: not measured on b, c"));
+    CHECK_THAT(w.caveats[0].text, Catch::StartsWith("best value rests on the others: c left out (no price given"));
+    CHECK(w.caveats[0].choice == "best value");
+    CHECK(w.caveats[0].left_out == std::vector<std::string>{"c"});
+    CHECK(w.caveats[0].chosen_among_rest);
+    CHECK_THAT(w.caveats[0].reason, Catch::StartsWith("no price given"));
+    CHECK_THAT(w.caveats[1].text, Catch::StartsWith("cheapest rests on the others: c left out"));
+    CHECK(w.caveats[2].choice == "energy");
+    CHECK((w.caveats[2].left_out == std::vector<std::string>{"b", "c"}));
+    CHECK_THAT(w.caveats[2].text, Catch::Contains("energy: not measured on b, c"));
     const std::string text = render_machine_choices(choices);
     CHECK_THAT(text, Catch::Contains("best:       c (highest throughput)"));
     CHECK_THAT(text, Catch::Contains("best value: b (most steps per dollar)"));
@@ -104,4 +112,71 @@ TEST_CASE("choose_machines: best, best value, cheapest; a missing price is said"
 TEST_CASE("choose_machines: nothing measured, nothing chosen", "[cost]") {
     CHECK(choose_machines({{"a", {}}, {"b", {}}}).empty());
     CHECK(render_machine_choices({}).empty());
+}
+
+TEST_CASE("choose_machines: no report priced, nothing chosen for value or cost, and said so", "[cost]") {
+    const auto choices = choose_machines({{"a", workload_economics(glm_report(std::nullopt, std::nullopt, false))},
+                                          {"b", workload_economics(glm_report(std::nullopt, std::nullopt, false))}});
+    REQUIRE(choices.size() == 1);
+    CHECK(choices[0].best);
+    CHECK_FALSE(choices[0].best_value);
+    CHECK_FALSE(choices[0].cheapest);
+    REQUIRE(choices[0].caveats.size() == 2);  // no energy caveat: neither measured it
+    CHECK_FALSE(choices[0].caveats[0].chosen_among_rest);
+    CHECK_THAT(choices[0].caveats[0].text, Catch::StartsWith("best value not chosen: a, b left out"));
+}
+
+TEST_CASE("machine_choices_to_json: rows with their figures, picks by index and name, caveats as data", "[cost]") {
+    // a: $3.6/h with energy; b: $1/h without: b is the best value and the cheapest, a the best (a tie
+    // in throughput goes to the first).
+    const auto choices = choose_machines({{"a.json", workload_economics(glm_report(3.6, std::nullopt, true))},
+                                          {"b.json", workload_economics(glm_report(1.0, std::nullopt, false))}});
+    const nlohmann::json j = machine_choices_to_json(choices);
+    REQUIRE(j.is_array());
+    REQUIRE(j.size() == 1);
+    const auto& w = j[0];
+    CHECK(w["workload"] == "glm");
+    CHECK(w["unit"] == "step");
+    REQUIRE(w["reports"].size() == 2);
+    const auto& a = w["reports"][0];
+    CHECK(a["report"] == "a.json");
+    CHECK(a["variant"] == "resident");
+    CHECK(a["throughput"].get<double>() == Approx(100));
+    CHECK(a["cost_per_million"].get<double>() == Approx(10));
+    CHECK(a["cost_per_hour"].get<double>() == Approx(3.6));
+    CHECK(a["joules_per_step"].get<double>() == Approx(0.6));
+    CHECK(a["joules_per_unit"].get<double>() == Approx(0.6));
+    CHECK(a["energy_scope"] == "cpu package 0 + dram package 0");
+    const auto& b = w["reports"][1];
+    CHECK(b["cost_per_million"].get<double>() == Approx(1.0 * 0.01 / 3600 * 1e6));
+    CHECK(b["joules_per_step"].is_null());
+    CHECK(b["energy_scope"].is_null());
+    CHECK(w["best"]["index"] == 0);
+    CHECK(w["best"]["report"] == "a.json");
+    CHECK(w["best_value"]["report"] == "b.json");
+    CHECK(w["best_value"]["why"] == "most steps per dollar");
+    CHECK(w["cheapest"]["index"] == 1);
+    REQUIRE(w["caveats"].size() == 1);
+    CHECK(w["caveats"][0]["choice"] == "energy");
+    CHECK(w["caveats"][0]["left_out"] == nlohmann::json::array({"b.json"}));
+    CHECK(w["caveats"][0]["chosen_among_rest"] == true);
+    CHECK(machine_choices_to_json({}) == nlohmann::json::array());
+}
+
+TEST_CASE("machine choice views: Markdown and HTML carry the rows, the choices and the caveats", "[cost]") {
+    const auto choices = choose_machines({{"a|1", workload_economics(glm_report(3.6, std::nullopt, true))},
+                                          {"<b>", workload_economics(glm_report(std::nullopt, std::nullopt, false))}});
+    const std::string md = render_machine_choices_markdown(choices);
+    CHECK_THAT(md, Catch::Contains("## Choosing a machine for glm (in steps, each report's fastest variant)"));
+    CHECK_THAT(md, Catch::Contains("| `a\\|1` | 100 steps/s | 100k | $10 | $3.6 | 0.6 J/step |"));
+    CHECK_THAT(md, Catch::Contains("| `<b>` | 100 steps/s | n/a | n/a | n/a | n/a |"));
+    CHECK_THAT(md, Catch::Contains("- **best value**: `a\\|1` (most steps per dollar)"));
+    CHECK_THAT(md, Catch::Contains("- note: best value rests on the others: <b> left out (no price given"));
+    const std::string html = render_machine_choices_html(choices);
+    CHECK_THAT(html, Catch::Contains("<h2>Choosing a machine for glm"));
+    CHECK_THAT(html, Catch::Contains("<code>&lt;b&gt;</code>"));
+    CHECK_THAT(html, Catch::Contains("<li><b>cheapest</b>: <code>a|1</code> (lowest cost per hour)</li>"));
+    CHECK_THAT(html, Catch::Contains("<p class=warn>cheapest rests on the others: &lt;b&gt; left out"));
+    CHECK(render_machine_choices_markdown({}).empty());
+    CHECK(render_machine_choices_html({}).empty());
 }

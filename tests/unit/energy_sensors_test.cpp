@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "sysfs_tree.hpp"
 #include "system/energy_counter.hpp"
 #include "system/energy_meter.hpp"
 #include "system/energy_sensors.hpp"
@@ -19,42 +20,10 @@
 #include "system/powercap_sensors.hpp"
 
 using namespace clprobe;
+using clprobe::test::SysfsTree;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A temporary sysfs root: write("class/powercap/intel-rapl:0/name", "package-0").
-class SysfsTree {
-  public:
-    SysfsTree() {
-        std::random_device rd;
-        root_ = fs::temp_directory_path() / ("clprobe-energy-" + std::to_string(rd()) + std::to_string(rd()));
-        fs::create_directories(root_);
-    }
-    ~SysfsTree() {
-        std::error_code ec;
-        fs::remove_all(root_, ec);
-    }
-    SysfsTree(const SysfsTree&) = delete;
-    SysfsTree& operator=(const SysfsTree&) = delete;
-
-    void write(const std::string& path, const std::string& text) const {
-        const fs::path p = root_ / path;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p) << text << "\n";
-    }
-    void remove(const std::string& path) const { fs::remove_all(root_ / path); }
-    void zone(const std::string& zone, const std::string& name, std::uint64_t energy_uj,
-              std::uint64_t range_uj = 262143328850) const {
-        write("class/powercap/" + zone + "/name", name);
-        write("class/powercap/" + zone + "/energy_uj", std::to_string(energy_uj));
-        write("class/powercap/" + zone + "/max_energy_range_uj", std::to_string(range_uj));
-    }
-    std::string root() const { return root_.string(); }
-
-  private:
-    fs::path root_;
-};
 
 const EnergySensor* by_scope(const SensorDiscovery& d, const std::string& scope) {
     for (const auto& s : d.sensors)
@@ -348,4 +317,29 @@ TEST_CASE("alignment: the coarsest counter; a counter that never updates leaves 
     // An aligned counter's bound is one interval over the window; an unaligned one's two.
     CHECK(window_error(*d.sensors[0], true, 0.01, 1.0, 10) == Approx(0.0102 + 2e-7));
     CHECK(window_error(*d.sensors[0], false, 0.01, 1.0, 10) == Approx(0.02 + 2e-7));
+}
+
+TEST_CASE("EnergyMeter: counters read inside a long window keep every wrap", "[energy]") {
+    // A 10 J counter that wraps twice in the window: 1 -> 8 -> 5 (wrapped) -> 2 (wrapped) -> 4 J,
+    // 7 + 7 + 7 + 2 = 23 J. Read at the two ends only, it shows 3 J.
+    const auto window = [](bool keep_reading) {
+        SysfsTree t;
+        t.zone("intel-rapl:0", "package-0", 1'000'000, 10'000'000);
+        SensorDiscovery d;
+        discover_powercap_sensors(t.root(), d);
+        REQUIRE(d.sensors.size() == 1);
+        EnergyMeter meter(d.sensors, 0.01);
+        if (keep_reading) meter.read_counters_every(0.005);
+        meter.start();
+        for (const char* uj : {"8000000", "5000000", "2000000", "4000000"}) {
+            t.replace("class/powercap/intel-rapl:0/energy_uj", uj);  // whole, as the thread reads it
+            // Many reading periods: the meter's thread sees each value before the next one.
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        const WindowEnergy w = meter.stop();
+        REQUIRE(w.sensors[0].joules.has_value());
+        return *w.sensors[0].joules;
+    };
+    CHECK(window(true) == Approx(23.0));
+    CHECK(window(false) == Approx(3.0));
 }

@@ -111,3 +111,68 @@ TEST_CASE("pipeline: ranking orders findings by their pipeline share, not their 
     CHECK(fs[0].rank == 1);
     CHECK(fs[1].id == "kernel.fast");
 }
+
+namespace {
+
+// The joules per step a sensor read for one variant of a pipeline (probes/common/step_energy).
+Measurement step_energy(const std::string& pipeline, const std::string& variant, const std::string& scope,
+                        double joules) {
+    return make_measurement(pipeline + ".step_energy", "J",
+                            {{"variant", variant}, {"sensor", "intel-rapl:0"}, {"scope", scope}},
+                            {joules, joules, joules}, TimerKind::host_steady_clock, false);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: a ranked gain states the energy it would also save where the step's energy was measured",
+          "[pipeline][energy]") {
+    // Upload is 60% of the serial step; halving it saves 30% of the step, so 30% of its 2 J.
+    const auto r = report_with({stage("glm.pipeline", "upload", "serial", 0.006),
+                                stage("glm.pipeline", "compute", "serial", 0.004),
+                                step_energy("glm.pipeline", "serial", "cpu package 0", 2.0)});
+    std::vector<Finding> fs{targeted("a", "glm.pipeline", "upload", 0.5)};
+    apply_pipeline_shares(r, fs);
+    REQUIRE(fs[0].estimated_gain);
+    CHECK(*fs[0].estimated_gain == Approx(0.3));
+    CHECK_THAT(fs[0].gain_basis,
+               Catch::EndsWith("; it would also save about 0.6 J of the 2 J measured per step on cpu package 0 (same "
+                               "average power)"));
+}
+
+TEST_CASE("pipeline: no energy measured for the step, no energy claimed", "[pipeline][energy]") {
+    const auto stages = std::vector<Measurement>{stage("glm.pipeline", "upload", "serial", 0.006),
+                                                 stage("glm.pipeline", "compute", "serial", 0.004)};
+    SECTION("no sensor read any step") {
+        std::vector<Finding> fs{targeted("a", "glm.pipeline", "upload", 0.5)};
+        apply_pipeline_shares(report_with(stages), fs);
+        CHECK(*fs[0].estimated_gain == Approx(0.3));
+        CHECK_THAT(fs[0].gain_basis, !Catch::Contains("J"));
+        CHECK_THAT(fs[0].gain_basis, !Catch::Contains("energy"));
+    }
+    SECTION("a sensor read another variant's step only") {
+        auto ms = stages;
+        ms.push_back(step_energy("glm.pipeline", "resident", "cpu package 0", 2.0));
+        std::vector<Finding> fs{targeted("a", "glm.pipeline", "upload", 0.5)};
+        apply_pipeline_shares(report_with(ms), fs);
+        CHECK_THAT(fs[0].gain_basis, !Catch::Contains("would also save"));
+    }
+    SECTION("the finding's gain has no pipeline to be a share of") {
+        auto ms = std::vector<Measurement>{step_energy("glm.pipeline", "serial", "cpu package 0", 2.0)};
+        std::vector<Finding> fs{targeted("a", "glm.pipeline", "upload", 0.5)};
+        apply_pipeline_shares(report_with(ms), fs);
+        CHECK_THAT(fs[0].gain_basis, !Catch::Contains("would also save"));
+    }
+}
+
+TEST_CASE("pipeline: a traced program's finding states the energy of its lifetime's share (app.energy)",
+          "[pipeline][energy]") {
+    // The program's wall time split into stages; app.energy is the energy over that lifetime.
+    auto r = report_with({stage("app.pipeline", "sync", "", 0.25), stage("app.pipeline", "host", "", 0.75),
+                          make_measurement("app.energy", "J", {{"sensor", "intel-rapl:0"}, {"scope", "cpu package 0"}},
+                                           {40.0}, TimerKind::host_steady_clock, false)});
+    std::vector<Finding> fs{targeted("a", "app.pipeline", "sync", 1.0)};
+    apply_pipeline_shares(r, fs);
+    CHECK(*fs[0].estimated_gain == Approx(0.25));
+    CHECK_THAT(fs[0].gain_basis, Catch::Contains("it would also save about 10 J of the 40 J measured over the "
+                                                 "program's lifetime on cpu package 0"));
+}
