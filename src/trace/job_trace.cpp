@@ -134,6 +134,7 @@ ProgramTrace merge_processes(const std::vector<ProgramTrace>& processes) {
         for (TracedBuild b : p.builds) {
             threads = std::max(threads, b.thread);
             b.thread += thread_base;
+            b.pid = p.pid;
             job.builds.push_back(std::move(b));
         }
         thread_base += threads;

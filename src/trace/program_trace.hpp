@@ -99,6 +99,9 @@ struct TracedBuild {
     std::uint64_t source_hash = 0;
     int status = 0;
     std::uint32_t thread = 0;
+    // The process of a job trace that built it (merge_processes): a build is a repeat only within
+    // one process; two processes building one source at once are not a build to save.
+    int pid = 0;
 };
 
 // The O record: where the process came from.

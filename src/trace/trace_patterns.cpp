@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace clprobe {
@@ -71,7 +72,7 @@ SyncFacts sync_facts(const ProgramTrace& trace, const AlignedTimes& aligned) {
 
 BuildFacts build_facts(const ProgramTrace& trace) {
     BuildFacts b;
-    std::set<std::pair<std::string, std::uint64_t>> built;
+    std::set<std::tuple<int, std::string, std::uint64_t>> built;
     for (const auto& build : trace.builds) {
         const double seconds = static_cast<double>(build.host_end - build.host_begin) * 1e-9;
         ++b.builds;
@@ -82,7 +83,7 @@ BuildFacts build_facts(const ProgramTrace& trace) {
         ++b.from_source;
         b.source_seconds += seconds;
         // The same text built again (compile and link steps of one program are one build).
-        if (build.op != "link" && !built.insert({build.origin, build.source_hash}).second) {
+        if (build.op != "link" && !built.insert({build.pid, build.origin, build.source_hash}).second) {
             ++b.repeated;
             b.repeated_seconds += seconds;
         }

@@ -166,6 +166,17 @@ TEST_CASE("trace job: processes merged with handles apart and kernels by name", 
     CHECK(a.facts.processes[0].device_seconds == Approx(30 * 6e-6));
 }
 
+TEST_CASE("trace job: one source built in two processes is not a repeated build", "[trace][job]") {
+    ProgramTrace a = process(100, 99, "exec", 2, 0), b = process(101, 99, "exec", 2, 0);
+    a.builds.push_back({TraceBuilder::at(1), TraceBuilder::at(50), "build", "source", 7, 0, 1});
+    b.builds.push_back({TraceBuilder::at(2), TraceBuilder::at(51), "build", "source", 7, 0, 1});
+    const std::vector<ProgramTrace> both = {a, b};
+    CHECK(analyse_job(both, merge_processes(both), job_of(100)).facts.builds.repeated == 0);
+    a.builds.push_back({TraceBuilder::at(60), TraceBuilder::at(70), "build", "source", 7, 0, 1});
+    const std::vector<ProgramTrace> again = {a, b};
+    CHECK(analyse_job(again, merge_processes(again), job_of(100)).facts.builds.repeated == 1);
+}
+
 TEST_CASE("trace job: how each process ended, and which are incomplete", "[trace][job]") {
     ProgramTrace reaped = process(100, 99, "exec", 5, 0);
     ProgramTrace handler = process(101, 100, "exec", 5, 100);  // X seen, status unknown
