@@ -139,7 +139,9 @@ std::optional<ProcessEnd> process_end_from(std::string_view name);
 // One process of the job that wrote records (used OpenCL), with its own view of its lifetime.
 struct ProcessFacts {
     int pid = 0, ppid = 0;
-    std::string origin;        // exec (a program the layer loaded into), fork (a forked child)
+    // exec: the layer was loaded in this process (an exec'd program, or a forked child whose parent
+    // never used OpenCL); fork: forked from a process that had the layer loaded
+    std::string origin;
     std::string command_line;  // as /proc/PID/cmdline had it, cut to 400 bytes
     ProcessEnd end = ProcessEnd::no_exit_handler;
     std::optional<int> exit_code, signal;

@@ -19,8 +19,10 @@
 // Records:
 //   H <version> <pid> <t>                                   first line: format version, process, time
 //   O <ppid> <origin> <start> <command line>                second line: the parent process; origin
-//                                                           exec (the layer loaded in a new program)
-//                                                           or fork (a fork()ed child's own stream);
+//                                                           exec (the layer was loaded in this process:
+//                                                           an exec'd program, or a forked child whose
+//                                                           parent never used OpenCL) or fork (a child
+//                                                           forked from a process that had the layer);
 //                                                           start: the process's start (exec: from
 //                                                           /proc, 10 ms resolution; fork: the fork),
 //                                                           0 unknown; the command line with NULs as
