@@ -1,14 +1,18 @@
 #include "trace/program_runner.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -65,11 +69,13 @@ std::vector<std::string> child_environment(const TracedLaunch& launch) {
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         const std::string_view entry(*e);
-        if (entry.starts_with("OPENCL_LAYERS=") || entry.starts_with("CLPROBE_TRACE_FILE=")) continue;
+        if (entry.starts_with("OPENCL_LAYERS=") || entry.starts_with("CLPROBE_TRACE_FILE=") ||
+            entry.starts_with("CLPROBE_TRACE_DIR="))
+            continue;
         env.emplace_back(entry);
     }
     env.push_back("OPENCL_LAYERS=" + layers);
-    env.push_back("CLPROBE_TRACE_FILE=" + launch.records_file);
+    env.push_back("CLPROBE_TRACE_DIR=" + launch.records_dir);
     return env;
 }
 
@@ -110,28 +116,93 @@ std::optional<ProgramNotRunnable> check_runnable(const std::string& name) {
 
 namespace {
 
-// Waits for the program; with a timeout, polls so that a program past it can be ended: SIGTERM
-// (its chance to flush), then SIGKILL after a grace period.
-void wait_for_program(pid_t pid, double timeout_seconds, int& status, bool& timed_out) {
-    if (timeout_seconds <= 0) {
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        return;
-    }
+void note_reaped(JobRun& job, pid_t pid, int status) {
+    ReapedProcess r;
+    r.pid = pid;
+    r.end_ns = now_ns();
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+    job.reaped.push_back(r);
+}
+
+// Waits for the program, reaping any orphan that reaches clprobe meanwhile; with a timeout, polls
+// so that a program past it can be ended: SIGTERM (its chance to flush), then SIGKILL after a
+// grace period.
+void wait_for_program(pid_t pid, double timeout_seconds, int& status, bool& timed_out, JobRun& job) {
     using Clock = std::chrono::steady_clock;
     constexpr double grace_seconds = 2;
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
     bool killed = false;
     for (;;) {
-        const pid_t got = ::waitpid(pid, &status, WNOHANG);
-        if (got == pid || (got < 0 && errno != EINTR)) return;
+        int got_status = 0;
+        // Blocking when there is no timeout to watch: any child's end wakes it.
+        const pid_t got = ::waitpid(-1, &got_status, timeout_seconds > 0 ? WNOHANG : 0);
+        if (got > 0) {
+            note_reaped(job, got, got_status);
+            if (got == pid) {
+                status = got_status;
+                return;
+            }
+            continue;
+        }
+        if (got < 0 && errno != EINTR) return;
+        if (timeout_seconds <= 0) continue;
         if (!timed_out && elapsed() > timeout_seconds) {
             timed_out = true;
             ::kill(pid, SIGTERM);
         } else if (timed_out && !killed && elapsed() > timeout_seconds + grace_seconds) {
             killed = true;
             ::kill(pid, SIGKILL);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
+// Every process descended from clprobe (through /proc's parent links): what is left of the job.
+std::vector<int> descendants_of(pid_t root) {
+    std::vector<std::pair<int, int>> parent_of;  // pid, ppid
+    if (DIR* d = ::opendir("/proc")) {
+        while (const dirent* e = ::readdir(d)) {
+            const int pid = std::atoi(e->d_name);
+            if (pid <= 0) continue;
+            std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+            std::string text;
+            std::getline(stat, text);
+            const auto close = text.rfind(')');
+            if (close == std::string::npos) continue;
+            char state = 0;
+            int ppid = 0;
+            if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && state != 'Z')
+                parent_of.emplace_back(pid, ppid);
+        }
+        ::closedir(d);
+    }
+    std::vector<int> out{static_cast<int>(root)};
+    for (std::size_t i = 0; i < out.size(); ++i)
+        for (const auto& [pid, ppid] : parent_of)
+            if (ppid == out[i]) out.push_back(pid);
+    out.erase(out.begin());
+    return out;
+}
+
+// After the program ended: its descendants still running are reaped as they end (each was
+// orphaned to clprobe, or descends from one that was) until none is left, the limit passes or
+// clprobe is interrupted. Those left are listed, not killed: a daemon is meant to outlive it.
+void wait_for_descendants(double limit_seconds, JobRun& job) {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    for (;;) {
+        int status = 0;
+        const pid_t got = ::waitpid(-1, &status, WNOHANG);
+        if (got > 0) {
+            note_reaped(job, got, status);
+            continue;
+        }
+        if (got < 0 && errno == ECHILD) break;  // no descendant left
+        if (received_signal != 0 || std::chrono::duration<double>(Clock::now() - start).count() >= limit_seconds) {
+            job.still_running = descendants_of(::getpid());
+            break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -149,6 +220,8 @@ LaunchOutcome run_traced_program(const TracedLaunch& launch) {
     out.run.start_ns = now_ns();
     std::vector<std::string> env = child_environment(launch), args = launch.argv;
     const std::vector<char*> envp = pointers_to(env), argv = pointers_to(args);
+    // Orphans of the job are reparented to clprobe rather than to init, so clprobe sees them end.
+    const bool subreaper = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
@@ -181,16 +254,27 @@ LaunchOutcome run_traced_program(const TracedLaunch& launch) {
         }
     });
     int status = 0;
-    wait_for_program(pid, launch.timeout_seconds, status, out.run.timed_out);
+    wait_for_program(pid, launch.timeout_seconds, status, out.run.timed_out, out.job);
     out.run.end_ns = now_ns();
     child_pid = 0;
     done = true;
     watcher.join();
-
     if (WIFEXITED(status)) out.run.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) out.run.signal = WTERMSIG(status);
     out.run.interrupted = received_signal != 0;
     out.run.linked_opencl = linked;
+
+    if (!out.exec_error && subreaper) wait_for_descendants(launch.descendants_wait_seconds, out.job);
+    if (subreaper) ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+    out.job.program = out.run;
+    out.job.wait_limit_seconds = launch.descendants_wait_seconds;
+    // The job ends with its last process: the last one reaped, or now when some are still running.
+    out.job.end_ns = out.run.end_ns;
+    for (const auto& r : out.job.reaped)
+        out.job.end_ns = std::max(out.job.end_ns, r.end_ns);
+    if (!out.job.still_running.empty()) out.job.end_ns = now_ns();
+    out.run.interrupted = received_signal != 0;
+    out.job.program.interrupted = out.run.interrupted;
     return out;
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/trace_analysis.hpp"
+#include "trace/job_trace.hpp"
 
 namespace clprobe {
 
@@ -24,17 +24,24 @@ std::optional<ProgramNotRunnable> check_runnable(const std::string& name);
 struct TracedLaunch {
     std::vector<std::string> argv;
     std::string layer_library;  // loaded through OPENCL_LAYERS
-    std::string records_file;   // CLPROBE_TRACE_FILE
+    std::string records_dir;    // CLPROBE_TRACE_DIR: a file per process
     // --timeout: past it the program gets SIGTERM, then SIGKILL 2 s later; 0: no limit.
     double timeout_seconds = 0;
+    // --wait-descendants: how long descendants still running after the program ended are waited
+    // for (then named in the report and left running); 0: not at all.
+    double descendants_wait_seconds = 10;
 };
 
-// Starts the program and waits for it. SIGINT and SIGTERM sent to clprobe by another process are
-// forwarded to the child (a terminal's Ctrl-C reaches both already); either marks the run
-// interrupted. Throws std::runtime_error when fork fails, ProgramNotRunnable-worthy failures of
-// exec come back as exit code 126/127 with `exec_error` set.
+// Starts the program and waits for it, then for its descendants. clprobe is the job's subreaper
+// (PR_SET_CHILD_SUBREAPER) while it runs, so a descendant whose parent ended (a daemonised child)
+// becomes clprobe's to reap, with its exit status; once none is left, or the wait limit passed,
+// the job is over. SIGINT and SIGTERM sent to clprobe by another process are forwarded to the
+// program (a terminal's Ctrl-C reaches both already); either marks the run interrupted and ends the
+// wait for descendants. Throws std::runtime_error when fork fails, ProgramNotRunnable-worthy failures
+// of exec come back as exit code 126/127 with `exec_error` set.
 struct LaunchOutcome {
-    ChildRun run;
+    ChildRun run;  // the program itself
+    JobRun job;    // the program and its descendants
     std::optional<std::string> exec_error;
 };
 LaunchOutcome run_traced_program(const TracedLaunch& launch);

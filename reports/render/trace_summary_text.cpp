@@ -82,6 +82,72 @@ void render_transfers(std::string& out, const TraceFacts& f) {
     }
 }
 
+std::string process_ending(const ProcessFacts& p) {
+    switch (p.end) {
+        case ProcessEnd::exited:
+            return fmt::format("exit {}", p.exit_code.value_or(-1));
+        case ProcessEnd::killed:
+            return p.signal ? fmt::format("CRASHED signal {}", *p.signal) : "killed";
+        case ProcessEnd::exit_handler:
+            return "exited";
+        case ProcessEnd::no_exit_handler:
+            return "ended (_exit)";
+        case ProcessEnd::still_running:
+            return "STILL RUNNING";
+    }
+    return "?";
+}
+
+// The job's processes (those that used OpenCL) as a tree by parent, each with how it ended, its
+// lifetime, its commands and its share of the job's device time; then each one's own stages.
+void render_processes(std::string& out, const TraceFacts& f) {
+    if (f.processes.size() < 2) return;
+    double device_total = 0;
+    for (const auto& p : f.processes)
+        device_total += p.device_seconds;
+    out += fmt::format("  processes ({} used OpenCL):\n", f.processes.size());
+    out += fmt::format("    {:<8} {:<8} {:<6} {:<16} {:>9} {:>9} {:>8}  {}\n", "pid", "parent", "origin", "end", "wall",
+                       "commands", "device", "command line");
+    // Depth from the parent links among the processes listed: a child is drawn under its parent.
+    const auto depth_of = [&](const ProcessFacts& p) {
+        int depth = 0;
+        int parent = p.ppid;
+        for (int guard = 0; guard < 64; ++guard) {
+            const auto it = std::find_if(f.processes.begin(), f.processes.end(),
+                                         [&](const ProcessFacts& q) { return q.pid == parent; });
+            if (it == f.processes.end()) break;
+            ++depth;
+            parent = it->ppid;
+        }
+        return depth;
+    };
+    const ProcessFacts* dominant = nullptr;
+    for (const auto& p : f.processes) {
+        if (!dominant || p.device_seconds > dominant->device_seconds) dominant = &p;
+        const std::string share =
+            device_total > 0 ? fmt::format("{:.0f}%", 100 * p.device_seconds / device_total) : std::string("-");
+        const std::string pid =
+            std::string(static_cast<std::size_t>(2 * std::min(depth_of(p), 6)), ' ') + std::to_string(p.pid);
+        out += fmt::format("    {:<8} {:<8} {:<6} {:<16} {:>9} {:>9} {:>8}  {}\n", pid, p.ppid,
+                           p.origin.empty() ? "?" : p.origin, process_ending(p), seconds_text(p.wall_seconds),
+                           p.opencl_commands, share, p.command_line.substr(0, 60));
+        if (p.end == ProcessEnd::still_running)
+            out +=
+                fmt::format("    {:<8} records end at {} after the start\n", "", seconds_text(p.records_end_seconds));
+    }
+    if (dominant && device_total > 0)
+        out += fmt::format("  pid {} holds {:.0f}% of the job's device time ({})\n", dominant->pid,
+                           100 * dominant->device_seconds / device_total, seconds_text(dominant->device_seconds));
+    out += "  each process's own wall time (kernel / transfer / build / host_wait / device_idle / host_only):\n";
+    for (const auto& p : f.processes) {
+        std::string shares;
+        for (const auto& s : p.stages)
+            shares += fmt::format("{}{:.0f}%", shares.empty() ? "" : " / ",
+                                  p.wall_seconds > 0 ? 100 * s.seconds / p.wall_seconds : 0.0);
+        out += fmt::format("    {:<8} {}\n", p.pid, shares);
+    }
+}
+
 }  // namespace
 
 std::string render_trace_summary(const RunReport& report) {
@@ -98,6 +164,7 @@ std::string render_trace_summary(const RunReport& report) {
     if (f.run.commands_without_times)
         out += fmt::format("  {} commands never completed while the program ran: their device time is missing\n",
                            f.run.commands_without_times);
+    render_processes(out, f);
     render_stages(out, f);
     render_kernels(out, f, report);
     render_transfers(out, f);

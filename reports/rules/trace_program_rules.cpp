@@ -48,20 +48,43 @@ RuleOutcome layer_not_loaded(const RunReport&, const TraceFacts& f, const RuleSp
     return RuleOutcome::found(std::move(finding));
 }
 
+// The processes of the job that were cut short: killed, or still running when clprobe stopped
+// waiting. One that ended without exit handlers (a forked worker's _exit) kept every record it
+// wrote out, so it is not among them.
+std::string cut_processes(const TraceFacts& f) {
+    std::string out;
+    for (const auto& p : f.processes) {
+        std::string how;
+        if (p.end == ProcessEnd::killed)
+            how = p.signal ? fmt::format("killed by signal {}", *p.signal) : "killed";
+        else if (p.end == ProcessEnd::still_running)
+            how = fmt::format("still running, its records end at {} after {} commands",
+                              seconds_text(p.records_end_seconds), p.opencl_commands);
+        else
+            continue;
+        out += fmt::format("{}pid {} ({}) {}", out.empty() ? "" : "; ", p.pid,
+                           p.command_line.empty() ? "?" : p.command_line.substr(0, 60), how);
+    }
+    return out;
+}
+
 RuleOutcome incomplete(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     const bool killed = f.run.signal.has_value();
     if (!killed && !f.run.interrupted && (f.run.layer_clean_exit || !f.run.layer_loaded)) return RuleOutcome::none();
+    const std::string cut = cut_processes(f);
     std::string how = killed              ? fmt::format("was killed by signal {}", *f.run.signal)
                       : f.run.interrupted ? "was interrupted"
+                      : !cut.empty()      ? "ended, but not every process of it did"
                                           : "ended without the layer seeing a normal exit";
     Finding finding = rule.finding(Severity::medium,
                                    fmt::format("The program {}: the report covers what was recorded until then", how));
     finding.confidence = 1.0;  // a fact of this run, not a comparison
     finding.evidence.push_back(fact("app.wall_time", f.run.wall_seconds, "s", "the program's lifetime"));
     finding.suggestion = fmt::format(
-        "{} commands of {} had not completed when the program ended; their device time is missing. Trace a run "
-        "that finishes to see the whole program.",
-        f.run.commands_without_times, f.run.opencl_commands);
+        "{}{} commands of {} had not completed when the program ended; their device time is missing. Trace a run "
+        "that finishes to see the whole program{}.",
+        cut.empty() ? "" : "Cut short: " + cut + ". ", f.run.commands_without_times, f.run.opencl_commands,
+        f.processes.empty() ? "" : " (--wait-descendants waits longer for descendants)");
     return RuleOutcome::found(std::move(finding));
 }
 
@@ -93,17 +116,24 @@ RuleOutcome wait_after_kernel(const RunReport& r, const TraceFacts& f, const Rul
         return RuleOutcome::none();
     const Measurement* b2b = headline(r, "kernel.launch.latency", {{"kind", "back_to_back"}});
     const double pipelined = b2b ? b2b->summary.median * 1e-6 : 0.0;
-    const double saved = std::max(0.0, s.gap_seconds - double(s.gaps_measured) * pipelined);
+    // Only the device idle the waits cause (the gap from a waited-for kernel to its queue's next
+    // command), less what a pipelined launch costs anyway; wall_share_finding bounds it by the
+    // host_wait and device_idle stages.
+    const double saved =
+        std::min(std::max(0.0, s.gap_seconds - double(s.gaps_measured) * pipelined), removable_seconds(f, rule.id));
     if (!worth_reporting(f, saved)) return RuleOutcome::none();
     Finding finding = wall_share_finding(
         rule, f,
         fmt::format("The host waits after {} of {} kernel launches; the device sits idle between them",
                     s.kernels_followed_by_wait, s.kernels),
         saved,
-        b2b ? "device idle between waited-for kernels, less the pipelined launch gap measured here"
-            : "device idle between waited-for kernels (no pipelined launch gap measured: --no-ceilings?)");
-    finding.evidence.push_back(fact("app.sync.gap_time", s.gap_seconds, "s",
-                                    fmt::format("device idle after {} waited-for kernels", s.gaps_measured)));
+        b2b ? "device idle from each waited-for kernel to its queue's next command, less the pipelined launch gap "
+              "measured here"
+            : "device idle from each waited-for kernel to its queue's next command (no pipelined launch gap measured: "
+              "--no-ceilings?)");
+    finding.evidence.push_back(
+        fact("app.sync.gap_time", s.gap_seconds, "s",
+             fmt::format("device idle after {} waited-for kernels, until the next command started", s.gaps_measured)));
     if (b2b) finding.evidence.push_back(evidence_of(*b2b, "a launch queued behind another (this device)"));
     finding.suggestion =
         "Do not call clFinish, clWaitForEvents or a blocking read after each kernel: enqueue the whole step (or "

@@ -48,8 +48,52 @@ Evidence fact(std::string metric, double value, std::string unit, std::string ex
     return {std::move(metric), std::move(labels), value, std::move(unit), std::move(expectation)};
 }
 
+std::vector<AppStage> removable_stages(std::string_view rule_id) {
+    using S = AppStage;
+    struct Entry {
+        std::string_view id;
+        std::vector<AppStage> stages;
+    };
+    static const Entry table[] = {
+        // A copy's time is its device time, or the host's time inside its call when that is longer
+        // (a blocking call: host_wait; a call the device does not see yet: device_idle).
+        {"trace.transfer.pageable", {S::transfer, S::host_wait, S::device_idle}},
+        {"trace.transfer.small", {S::transfer, S::host_wait, S::device_idle}},
+        // Overlap hides the shorter of kernels and transfers behind the other.
+        {"trace.overlap.serialised", {S::kernel, S::transfer}},
+        {"trace.kernel.below_roof", {S::kernel}},
+        {"trace.build.repeated", {S::build}},
+        {"trace.build.from_source", {S::build}},
+        // The create and release calls run while the device waits or idles; the first touch of a
+        // fresh allocation is inside its first command (a fill, write or map).
+        {"trace.memory.alloc_in_loop", {S::transfer, S::host_wait, S::device_idle}},
+        // Waiting less removes host waits and the device idle that follows them.
+        {"trace.sync.wait_after_kernel", {S::host_wait, S::device_idle}},
+        {"trace.device.idle_gaps", {S::device_idle}},
+    };
+    for (const auto& e : table)
+        if (e.id == rule_id) return e.stages;
+    return {};
+}
+
+double removable_seconds(const TraceFacts& f, std::string_view rule_id) {
+    double total = 0;
+    for (AppStage s : removable_stages(rule_id))
+        total += f.stage_seconds(s);
+    return total;
+}
+
 Finding wall_share_finding(const RuleSpec& rule, const TraceFacts& f, std::string title, double saved,
                            std::string basis) {
+    const double bound = removable_seconds(f, rule.id);
+    if (saved > bound) {
+        std::string stages;
+        for (AppStage s : removable_stages(rule.id))
+            stages += (stages.empty() ? "" : " + ") + std::string(to_string(s));
+        basis += fmt::format(", bounded by the {} stages its fix shortens ({} of {})", stages.empty() ? "no" : stages,
+                             seconds_text(bound), seconds_text(saved));
+        saved = bound;
+    }
     const double share = f.run.wall_seconds > 0 ? std::clamp(saved / f.run.wall_seconds, 0.0, 1.0) : 0.0;
     Finding finding = rule.finding(severity_for(share), std::move(title));
     finding.estimated_gain = share;

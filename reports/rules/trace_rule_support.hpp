@@ -3,6 +3,8 @@
 // time, evidence from facts, and the text of times and sizes.
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/byte_size.hpp"  // bytes_text
 #include "core/trace_facts.hpp"
@@ -37,7 +39,15 @@ RuleCheck over_facts_and_ceilings(FactsRule rule);
 Severity severity_for(double share);
 std::string seconds_text(double s);
 Evidence fact(std::string metric, double value, std::string unit, std::string expectation, Labels labels = {});
-// A finding of `rule` whose gain is `saved` seconds of the program's measured wall time.
+// The stages of the wall time each ranked trace rule's fix removes time from (one table, so the
+// bound below and the unit test that checks it read the same list). Empty for a rule that is not
+// listed: wall_share_finding then gives no gain at all rather than an unbounded one.
+std::vector<AppStage> removable_stages(std::string_view rule_id);
+// The seconds of those stages: no fix saves more than the time it removes.
+double removable_seconds(const TraceFacts& f, std::string_view rule_id);
+
+// A finding of `rule` whose gain is `saved` seconds of the program's measured wall time, bounded
+// by removable_seconds (the basis says so when the bound applied).
 Finding wall_share_finding(const RuleSpec& rule, const TraceFacts& f, std::string title, double saved,
                            std::string basis);
 // Whether `saved` seconds clear min_gain of the wall time.

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "cli/launch_env.hpp"
 #include "cli/report_outputs.hpp"
 #include "cli/trace_command_energy.hpp"
+#include "cli/trace_command_records.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/memory_roofs.hpp"
@@ -29,6 +31,7 @@
 #include "runtime/host_info.hpp"
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
+#include "trace/job_trace.hpp"
 #include "trace/program_runner.hpp"
 #include "trace/trace_lanes.hpp"
 #include "trace/trace_reader.hpp"
@@ -50,6 +53,8 @@ struct TraceOptions {
     std::string layer;
     bool verbose = false, quiet = false;
     double timeout = 0;  // --timeout: seconds the program may run; 0: no limit
+    // --wait-descendants: seconds to wait for descendants still running when the program ended.
+    double wait_descendants = 10;
 };
 
 // The probes run before the program: the system and topology facts, and the quick ceilings the
@@ -99,11 +104,27 @@ void prepare_outputs(TraceOptions& o, const LauncherEnv& launcher) {
     constexpr const char* owned = "the program owns stdout under trace: name a file, not '-'";
     o.outputs.prepare(launcher);
     if (o.outputs.stdout_format()) throw UsageError(owned);
-    for (std::string* path : {&o.timeline, &o.records}) {
-        *path = expand_output_placeholders(*path, launcher);
-        if (*path == "-") throw UsageError(owned);
-        if (!path->empty()) check_output_path(*path);
-    }
+    o.timeline = expand_output_placeholders(o.timeline, launcher);
+    if (o.timeline == "-") throw UsageError(owned);
+    if (!o.timeline.empty()) check_output_path(o.timeline);
+    o.records = expand_output_placeholders(o.records, launcher);
+    if (o.records == "-") throw UsageError("--records names a folder, not '-'");
+}
+
+// A baseline stands in for the ceilings clprobe would measure: one without any (a trace report,
+// a diagnose of the system layer only) would leave every ceiling rule silently unevaluated.
+void require_ceilings(const RunReport& baseline, const std::string& path) {
+    const bool has_ceilings = std::any_of(baseline.results.begin(), baseline.results.end(), [](const ProbeResult& r) {
+        return (r.layer == "kernel" || r.layer == "transfer") && !r.measurements.empty();
+    });
+    if (has_ceilings) return;
+    throw UsageError(
+        fmt::format("--baseline {}: it holds no device ceilings ({}); give a report of `clprobe diagnose` "
+                    "with the kernel and transfer layers, or --no-ceilings",
+                    path,
+                    is_trace_report(baseline) ? "it is a trace report"
+                                              : "no kernel or transfer "
+                                                "measurements"));
 }
 
 // The device of a baseline report, found among this machine's devices; throws when absent.
@@ -159,9 +180,10 @@ std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDev
     return results;
 }
 
-ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const RunReport& report,
-                           const std::string& layer, const std::string& perfetto_file) {
-    ProbeResult r = program_probe_result(analyse_trace(trace, run, bandwidth_roofs_of(report.results)));
+ProbeResult program_result(const std::vector<ProgramTrace>& processes, const ProgramTrace& trace, const JobRun& job,
+                           const RunReport& report, const std::string& layer, const std::string& perfetto_file) {
+    const ChildRun run = job_lifetime(job);
+    ProbeResult r = program_probe_result(analyse_job(processes, trace, job, bandwidth_roofs_of(report.results)));
     // The HTML page draws the timeline from these lanes and links the Perfetto file.
     r.attributes["timeline"] = timeline_lanes(trace, run);
     if (!perfetto_file.empty()) r.attributes["perfetto_file"] = perfetto_file;
@@ -176,17 +198,6 @@ ProbeResult program_result(const ProgramTrace& trace, const ChildRun& run, const
         "app.kernel.bandwidth is an estimate: the summed sizes of the buffers bound as a kernel's arguments over its "
         "device time (a kernel may touch less, or the same bytes many times)";
     return r;
-}
-
-std::string records_path(const TraceOptions& o, bool& temporary) {
-    temporary = o.records.empty();
-    if (!temporary) return std::filesystem::absolute(o.records).string();
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/clprobe-trace-XXXXXX";
-    const int fd = ::mkstemp(pattern.data());
-    if (fd < 0) throw OutputError(fmt::format("cannot create a records file in {}", tmp && *tmp ? tmp : "/tmp"));
-    ::close(fd);
-    return pattern;
 }
 
 void write_outputs(const TraceOptions& o, const RunReport& report, const ProgramTrace& trace, const ChildRun& run) {
@@ -231,15 +242,23 @@ int run_trace(TraceOptions o) {
     prepare_outputs(o, launcher);
     const std::string layer = find_layer(o.layer);
     std::optional<RunReport> baseline;
-    if (!o.baseline.empty()) baseline = load_report(o.baseline);
+    if (!o.baseline.empty()) {
+        baseline = load_report(o.baseline);
+        require_ceilings(*baseline, o.baseline);
+    }
     const SelectedDevice selected =
         select_device(baseline && o.device.empty() ? baseline_selector(*baseline, o.baseline) : o.device);
     if (baseline) require_same_device(*baseline, selected.info, o.baseline);
+    // Before the ceilings and the program: a trace that cannot keep its records must not run.
+    const RecordsFolder records = prepare_records_folder(o.records);
+    // A temporary folder goes whatever way this ends (an error measuring the ceilings included).
+    const struct RemoveAtEnd {
+        const RecordsFolder& folder;
+        ~RemoveAtEnd() { remove_temporary(folder); }
+    } remove_at_end{records};
 
     RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
     report.results = measure_before(o, selected, baseline, report);
-    bool temporary = true;
-    const std::string records = records_path(o, temporary);
     // The machine's energy over the program's lifetime, where sensors exist (app.energy): found
     // and their intervals measured now, so the program's own time holds none of it.
     ProgramEnergy energy;
@@ -248,19 +267,20 @@ int run_trace(TraceOptions o) {
     // now, and on a small machine the monitor's /proc scans would come out of it.
     std::optional<ActivityMonitor> activity(std::in_place, std::chrono::milliseconds(1000));
     energy.start();
-    const LaunchOutcome launched = run_traced_program({o.argv, layer, records, o.timeout});
+    const LaunchOutcome launched = run_traced_program({o.argv, layer, records.path, o.timeout, o.wait_descendants});
     energy.stop();
     if (launched.exec_error) {
-        if (temporary) std::filesystem::remove(records);
+        remove_temporary(records);
         fmt::print(stderr, "clprobe trace: {}\n", *launched.exec_error);
         return shell_status(launched.run);
     }
     for (auto& r : run_probes(probes_named({"system.activity"}), {nullptr, &*activity, ""}, RunOptions{}))
         report.results.push_back(std::move(r));
-    const ProgramTrace trace = read_program_trace_file(records).value_or(ProgramTrace{});
-    if (temporary) std::filesystem::remove(records);
+    const std::vector<ProgramTrace> processes = read_job_records(records.path);
+    remove_temporary(records);
+    const ProgramTrace trace = merge_processes(processes);
     ProbeResult program =
-        program_result(trace, launched.run, report, layer,
+        program_result(processes, trace, launched.job, report, layer,
                        o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string());
     energy.record(program, launched.run);
     report.results.push_back(std::move(program));
@@ -268,7 +288,7 @@ int run_trace(TraceOptions o) {
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
     try {
-        write_outputs(o, report, trace, launched.run);
+        write_outputs(o, report, trace, job_lifetime(launched.job));
     } catch (const OutputError& e) {
         // The program's status stays the exit code when it failed itself; a failed report of a
         // successful program is clprobe's failure.
@@ -301,7 +321,13 @@ CommandRunner add_trace_command(CLI::App& app) {
                     "Seconds the program may run; then it gets SIGTERM (SIGKILL 2 s later) and the report of what "
                     "it did is written, the program marked timed out")
         ->check(CLI::Range(0.001, 31536000.0));
-    cmd->add_option("--records", opts->records, "Keep the layer's raw records in FILE (docs/trace.md has the format)");
+    cmd->add_option("--records", opts->records,
+                    "Keep the layer's raw records in folder DIR, one file per process (PID.rec; made when missing, "
+                    "earlier *.rec in it replaced; docs/trace.md has the format)");
+    cmd->add_option("--wait-descendants", opts->wait_descendants,
+                    "Seconds to wait, after the program ends, for its descendants still running (daemonised "
+                    "children); those still running then are named in the report and left running (default 10)")
+        ->check(CLI::Range(0.0, 31536000.0));
     cmd->add_option("--layer", opts->layer, "The trace layer library (default: next to the clprobe binary)");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress and no text report on stderr (files are still written)");

@@ -22,6 +22,20 @@ std::optional<AppStage> app_stage_from(std::string_view name) {
     return std::nullopt;
 }
 
+std::string_view to_string(ProcessEnd end) {
+    constexpr std::string_view names[] = {"exited", "killed", "exit_handler", "no_exit_handler",
+                                          "still_running"};  // ProcessEnd's order
+    const auto i = static_cast<std::size_t>(end);
+    return i < std::size(names) ? names[i] : names[3];
+}
+
+std::optional<ProcessEnd> process_end_from(std::string_view name) {
+    for (ProcessEnd e : {ProcessEnd::exited, ProcessEnd::killed, ProcessEnd::exit_handler, ProcessEnd::no_exit_handler,
+                         ProcessEnd::still_running})
+        if (to_string(e) == name) return e;
+    return std::nullopt;
+}
+
 double TraceFacts::stage_seconds(AppStage stage) const {
     for (const auto& s : stages)
         if (s.stage == stage) return s.seconds;
@@ -94,15 +108,69 @@ ProgramRunFacts run_from_json(const json& j) {
     return r;
 }
 
+json stages_to_json(const std::vector<AppStageTime>& list) {
+    json stages = json::object();
+    for (const auto& s : list)
+        stages[std::string(to_string(s.stage))] = s.seconds;
+    return stages;
+}
+
+// In AppStage order (a JSON object's keys come back sorted by name).
+std::vector<AppStageTime> stages_from_json(const json& stages) {
+    std::vector<AppStageTime> out;
+    for (AppStage stage : all_app_stages)
+        if (const auto it = stages.find(std::string(to_string(stage))); it != stages.end())
+            out.push_back({stage, it->get<double>()});
+    return out;
+}
+
+json process_to_json(const ProcessFacts& p) {
+    return {{"pid", p.pid},
+            {"ppid", p.ppid},
+            {"origin", p.origin},
+            {"command_line", p.command_line},
+            {"end", to_string(p.end)},
+            {"exit_code", p.exit_code ? json(*p.exit_code) : json(nullptr)},
+            {"signal", p.signal ? json(*p.signal) : json(nullptr)},
+            {"start_seconds", p.start_seconds},
+            {"wall_seconds", p.wall_seconds},
+            {"records_end_seconds", p.records_end_seconds},
+            {"opencl_commands", p.opencl_commands},
+            {"commands_without_times", p.commands_without_times},
+            {"device_seconds", p.device_seconds},
+            {"stages", stages_to_json(p.stages)}};
+}
+
+ProcessFacts process_from_json(const json& j) {
+    ProcessFacts p;
+    p.pid = j.value("pid", 0);
+    p.ppid = j.value("ppid", 0);
+    p.origin = j.value("origin", "");
+    p.command_line = j.value("command_line", "");
+    p.end = process_end_from(j.value("end", "")).value_or(ProcessEnd::no_exit_handler);
+    p.exit_code = optional_int(j, "exit_code");
+    p.signal = optional_int(j, "signal");
+    p.start_seconds = j.value("start_seconds", 0.0);
+    p.wall_seconds = j.value("wall_seconds", 0.0);
+    p.records_end_seconds = j.value("records_end_seconds", 0.0);
+    p.opencl_commands = j.value("opencl_commands", std::uint64_t{0});
+    p.commands_without_times = j.value("commands_without_times", std::uint64_t{0});
+    p.device_seconds = j.value("device_seconds", 0.0);
+    p.stages = stages_from_json(j.value("stages", json::object()));
+    return p;
+}
+
 }  // namespace
 
 json to_json(const TraceFacts& f) {
-    json stages = json::object();
-    for (const auto& s : f.stages)
-        stages[std::string(to_string(s.stage))] = s.seconds;
-    return {{"run", run_to_json(f.run)}, {"stages", stages},         {"devices", f.devices},
-            {"kernels", f.kernels},      {"transfers", f.transfers}, {"sync", f.sync},
-            {"overlap", f.overlap},      {"builds", f.builds},       {"memory", f.memory}};
+    json processes = json::array();
+    for (const auto& p : f.processes)
+        processes.push_back(process_to_json(p));
+    return {{"run", run_to_json(f.run)}, {"stages", stages_to_json(f.stages)},
+            {"devices", f.devices},      {"kernels", f.kernels},
+            {"transfers", f.transfers},  {"sync", f.sync},
+            {"overlap", f.overlap},      {"builds", f.builds},
+            {"memory", f.memory},        {"processes", processes}};
 }
 
 std::optional<TraceFacts> trace_facts_from_json(const json& j) {
@@ -110,11 +178,9 @@ std::optional<TraceFacts> trace_facts_from_json(const json& j) {
     try {
         TraceFacts f;
         f.run = run_from_json(j.value("run", json::object()));
-        // In AppStage order (a JSON object's keys come back sorted by name).
-        const json stages = j.value("stages", json::object());
-        for (AppStage stage : all_app_stages)
-            if (const auto it = stages.find(std::string(to_string(stage))); it != stages.end())
-                f.stages.push_back({stage, it->get<double>()});
+        f.stages = stages_from_json(j.value("stages", json::object()));
+        for (const auto& p : j.value("processes", json::array()))
+            f.processes.push_back(process_from_json(p));
         f.devices = j.value("devices", std::vector<TracedDeviceFacts>{});
         f.kernels = j.value("kernels", std::vector<KernelFacts>{});
         f.transfers = j.value("transfers", std::vector<TransferFacts>{});

@@ -81,8 +81,8 @@ struct TransferFacts {
 struct SyncFacts {
     std::uint64_t kernels = 0;
     std::uint64_t kernels_followed_by_wait = 0;  // the host waited before the next kernel on its queue
-    std::uint64_t gaps_measured = 0;             // of those, followed by another kernel with device times
-    double gap_seconds = 0;                      // device idle between such a kernel and the next
+    std::uint64_t gaps_measured = 0;             // of those, followed by another command with device times
+    double gap_seconds = 0;  // device idle from such a kernel's end to the start of its queue's next command
     std::uint64_t waits = 0;
     double wait_seconds = 0;  // host time blocked, whether or not the device ran meanwhile
 };
@@ -123,8 +123,42 @@ struct TracedDeviceFacts {
     std::uint64_t commands = 0;
 };
 
+// How one process of the job ended, as far as clprobe can tell. clprobe reaps the program it
+// started and, as the job's subreaper, every descendant orphaned on the way (a daemonised child):
+// those have an exact status. Others are reaped by their own parent; their records say the rest.
+enum class ProcessEnd {
+    exited,           // exit status known: exit_code
+    killed,           // killed by `signal` (status known, or the layer saw the fatal signal)
+    exit_handler,     // the layer's exit handler ran (exit() or a return from main); status unknown
+    no_exit_handler,  // ended without exit handlers (_exit, os._exit, exec, SIGKILL); status unknown
+    still_running     // still running when clprobe stopped waiting for the job
+};
+std::string_view to_string(ProcessEnd end);
+std::optional<ProcessEnd> process_end_from(std::string_view name);
+
+// One process of the job that wrote records (used OpenCL), with its own view of its lifetime.
+struct ProcessFacts {
+    int pid = 0, ppid = 0;
+    // exec: the layer was loaded in this process (an exec'd program, or a forked child whose parent
+    // never used OpenCL); fork: forked from a process that had the layer loaded
+    std::string origin;
+    std::string command_line;  // as /proc/PID/cmdline had it, cut to 400 bytes
+    ProcessEnd end = ProcessEnd::no_exit_handler;
+    std::optional<int> exit_code, signal;
+    double start_seconds = 0;        // since the job started
+    double wall_seconds = 0;         // its start to its end (or to its last record while running)
+    double records_end_seconds = 0;  // its last record, since the job started
+    std::uint64_t opencl_commands = 0;
+    std::uint64_t commands_without_times = 0;
+    double device_seconds = 0;  // kernel and transfer stages of its own lifetime
+    std::vector<AppStageTime> stages;
+};
+
 struct TraceFacts {
     ProgramRunFacts run;
+    // Every process that wrote records, in order of start; empty in reports from before processes
+    // were traced one by one (their facts are of the one process the layer recorded).
+    std::vector<ProcessFacts> processes;
     std::vector<AppStageTime> stages;
     std::vector<TracedDeviceFacts> devices;
     std::vector<KernelFacts> kernels;  // by device time, largest first

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -240,6 +241,20 @@ void flush_all_staged() {
     // Other threads writing out their stages right now (they took the calls before the loop above).
     for (int i = 0; i < 200 && writes_in_flight.load(std::memory_order_acquire) > 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void reset_stages_after_fork() {
+    Registry& r = registry();
+    new (&r.mu) std::mutex;  // another thread of the parent may have held it at the fork
+    r.free.clear();
+    for (Stage* s : r.all) {
+        new (&s->mu) std::mutex;
+        s->count = 0;
+        s->has_items.store(false, std::memory_order_relaxed);
+        if (s != t_stage) r.free.push_back(s);
+    }
+    last_seq.store(0, std::memory_order_relaxed);
+    writes_in_flight.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace clprobe::layer

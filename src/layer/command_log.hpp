@@ -66,5 +66,9 @@ void flush_staged_on_signal();
 // Writes out every thread's stage (the exit handler). Gives up on a stage whose thread keeps it
 // locked.
 void flush_all_staged();
+// In a fork()ed child (its only thread): the stages' locks made free, the parent's staged calls
+// dropped (they are in the parent's stream), every stage but the forking thread's free for reuse,
+// and commands numbered from 1 again in the child's stream.
+void reset_stages_after_fork();
 
 }  // namespace clprobe::layer

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -17,9 +18,12 @@ std::atomic<bool> g_recording{false};
 std::atomic<bool> g_forked_child{false};
 std::atomic<uint64_t> binding_version{1};
 
+namespace {
+std::atomic<TraceWriter*> g_writer{new TraceWriter};
+}
+
 TraceWriter& writer() {
-    static TraceWriter* w = new TraceWriter;
-    return *w;
+    return *g_writer.load(std::memory_order_acquire);
 }
 
 Objects& objects() {
@@ -70,12 +74,23 @@ std::string device_text(cl_device_id d, cl_device_info what) {
     return s;
 }
 
+// The devices the current stream has written a D for; a fork()ed child starts a new set.
+struct SeenDevices {
+    std::mutex mu;
+    std::vector<cl_device_id> devices;
+};
+std::atomic<SeenDevices*> g_seen_devices{new SeenDevices};
+
+// The last queue this thread looked up (queue_state's fast path); forgotten in a fork()ed child.
+thread_local cl_command_queue t_last_queue = nullptr;
+thread_local QueueState* t_last_state = nullptr;
+
 // D the first time a device shows up. The lock is held while writing so that no Q naming the
 // device can precede its D.
 void note_device(cl_device_id d) {
-    static std::mutex* mu = new std::mutex;
-    static auto* seen = new std::vector<cl_device_id>;
-    std::lock_guard lock(*mu);
+    SeenDevices& seen_devices = *g_seen_devices.load(std::memory_order_acquire);
+    std::lock_guard lock(seen_devices.mu);
+    auto* seen = &seen_devices.devices;
     if (!d || std::find(seen->begin(), seen->end(), d) != seen->end()) return;
     seen->push_back(d);
     cl_device_type type = 0;
@@ -159,6 +174,9 @@ void note_queue(cl_command_queue q, cl_device_id device, cl_command_queue_proper
         if (!slot) slot = std::make_unique<QueueState>();
         slot->in_order = !(asked & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
         slot->profiling_added = profiling_added;
+        slot->device = device;
+        slot->asked = asked;
+        slot->announced = true;
         slot->answers_array = answers_array;
         slot->asked_list.clear();
         for (const cl_queue_properties* p = asked_list; p && *p; p += 2)
@@ -171,31 +189,46 @@ void note_queue(cl_command_queue q, cl_device_id device, cl_command_queue_proper
 QueueState* queue_state(cl_command_queue q) {
     // Most programs enqueue to one queue per thread: remembering the last lookup skips the lock.
     // Safe because a handle's state is never freed nor replaced.
-    thread_local cl_command_queue last_queue = nullptr;
-    thread_local QueueState* last_state = nullptr;
-    if (q == last_queue && last_state) return last_state;
+    if (q == t_last_queue && t_last_state) return t_last_state;
     QueueState* state;
-    bool unseen = false;
+    bool unseen = false, inherited = false;
+    cl_device_id device = nullptr;
+    cl_command_queue_properties asked = 0;
+    bool added = false;
     {
         std::lock_guard lock(objects().mu);
         auto& slot = objects().queues[q];
         if (!slot) {
             slot = std::make_unique<QueueState>();
             unseen = true;
+        } else if (!slot->announced) {
+            // Created by the parent before a fork: this stream has not said what it is yet.
+            inherited = true;
+            slot->announced = true;
+            device = slot->device;
+            asked = slot->asked;
+            added = slot->profiling_added;
         }
         state = slot.get();
     }
+    if (inherited) write_queue(q, device, asked, added, now_ns());
     if (unseen) {
         // Created behind the layer's back: no profiling was added, so its timestamps may read 0.
         cl_device_id device = nullptr;
         cl_command_queue_properties props = 0;
         next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
         next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr);
+        {
+            std::lock_guard lock(objects().mu);
+            state->device = device;
+            state->asked = props;
+            state->announced = true;
+        }
         state->in_order = !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
         write_queue(q, device, props, false, now_ns());
     }
-    last_queue = q;
-    last_state = state;
+    t_last_queue = q;
+    t_last_state = state;
     return state;
 }
 
@@ -223,6 +256,23 @@ void drain(QueueState* qs, size_t max_polls, bool stop_at_busy) {
     RecordBatch out;
     std::lock_guard lock(qs->mu);
     if (!qs->pending.empty()) poll_pending(qs->pending, max_polls, stop_at_busy, out);
+}
+
+void reset_objects_after_fork() {
+    Objects& o = objects();
+    // The child has one thread: a mutex some other thread of the parent held at the fork would stay
+    // locked for good, so each is made anew (glibc's mutexes are plain memory).
+    new (&o.mu) std::mutex;
+    for (auto& [q, s] : o.queues) {
+        new (&s->mu) std::mutex;
+        s->pending.clear();  // the layer's references to the parent's events, left unreleased
+        s->announced = false;
+    }
+    t_last_queue = nullptr;
+    t_last_state = nullptr;
+    g_seen_devices.store(new SeenDevices, std::memory_order_release);
+    // The old writer maps the parent's file (MAP_SHARED): it is left untouched, never written.
+    g_writer.store(new TraceWriter, std::memory_order_release);
 }
 
 void shutdown() {

@@ -26,13 +26,20 @@ extern cl_icd_dispatch next;  // the layer below (in the end, the driver)
 // On from a clInitLayer that opened the trace file until the exit handler ran (or, in a fork()ed
 // child, never). When off, every hook only forwards.
 extern std::atomic<bool> g_recording;
-// Set in a fork()ed child: it must not touch the parent's file nor call the driver from the
-// layer's own bookkeeping (writing out a stage at thread exit, say).
+// Set in a fork()ed child when the whole job shares one file (CLPROBE_TRACE_FILE): it must not
+// touch the parent's file nor call the driver from the layer's own bookkeeping (writing out a stage
+// at thread exit, say). With a records folder the child gets a stream of its own instead.
 extern std::atomic<bool> g_forked_child;
+// Set in a fork()ed child that has a records folder until its first OpenCL call opens its stream
+// (process_stream.cpp): a child that never uses OpenCL, or only execs, leaves no file behind.
+extern std::atomic<bool> g_stream_pending;
+bool open_pending_stream();
 inline bool recording() {
-    return g_recording.load(std::memory_order_relaxed);
+    if (g_recording.load(std::memory_order_relaxed)) return true;
+    return g_stream_pending.load(std::memory_order_relaxed) && open_pending_stream();
 }
 
+// The current stream's writer: a fork()ed child replaces it (reset_objects_after_fork).
 TraceWriter& writer();
 inline void emit(std::string_view records) {
     writer().write(records);
@@ -80,6 +87,11 @@ struct QueueState {
     // gave, answered for CL_QUEUE_PROPERTIES_ARRAY instead of the amended one.
     std::vector<cl_queue_properties> asked_list;
     bool answers_array = false;
+    // Under Objects::mu. What its Q record says, and whether the current stream has it yet: a
+    // fork()ed child's stream writes the Q of a queue inherited from the parent on first use.
+    cl_device_id device = nullptr;
+    cl_command_queue_properties asked = 0;
+    bool announced = false;
 };
 
 struct MemInfo {
@@ -160,5 +172,11 @@ void drain(QueueState* qs, size_t max_polls, bool stop_at_busy);
 
 // The normal-exit handler: T for what completed, X, the file cut to its length. Idempotent.
 void shutdown();
+
+// In a fork()ed child (its only thread, before anything else runs): locks the parent's other threads
+// may have held are made free, the parent's pending events are forgotten (they are the parent's to
+// read), queues and devices are to be announced again in the child's stream, and a new writer
+// replaces the one mapping the parent's file. No driver call.
+void reset_objects_after_fork();
 
 }  // namespace clprobe::layer

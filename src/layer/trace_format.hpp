@@ -18,6 +18,15 @@
 //
 // Records:
 //   H <version> <pid> <t>                                   first line: format version, process, time
+//   O <ppid> <origin> <start> <command line>                second line: the parent process; origin
+//                                                           exec (the layer was loaded in this process:
+//                                                           an exec'd program, or a forked child whose
+//                                                           parent never used OpenCL) or fork (a child
+//                                                           forked from a process that had the layer);
+//                                                           start: the process's start (exec: from
+//                                                           /proc, 10 ms resolution; fork: the fork),
+//                                                           0 unknown; the command line with NULs as
+//                                                           spaces, cut to 400 bytes
 //   D <device> <type> <vendor> <name>                       a device the program used (first seen);
 //                                                           type: cpu, gpu, accelerator, other
 //   Q <t> <queue> <device> <properties_hex> <profiling_added>
@@ -69,6 +78,10 @@
 //   W <t0> <t1> <thread> <op> <queue>                       the host blocked: op finish,
 //                                                           wait_events, or blocking_<command> for a
 //                                                           blocking enqueue (queue 0 for wait_events)
+//   S <t> <signal>                                          a fatal signal reached the process (the
+//                                                           layer's handler, before the program's or
+//                                                           the default action): a crash, or SIGTERM,
+//                                                           SIGINT, SIGHUP, SIGQUIT
 //   X <t>                                                   the layer shut down at a normal exit
 //
 // Commands (<command> of E): kernel (clEnqueueNDRangeKernel), task, native_kernel, write, read,
@@ -77,7 +90,12 @@
 // svm_memcpy, svm_memfill, svm_map, svm_unmap, svm_free, svm_migrate.
 //
 // Environment the layer reads:
-//   CLPROBE_TRACE_FILE   the file to create (truncated); without it the layer only forwards calls
+//   CLPROBE_TRACE_DIR    a folder: every process of the job writes its own file there,
+//                        <pid>.rec (<pid>-<n>.rec when that name is taken), created exclusively;
+//                        a fork()ed child opens its own on its first OpenCL call
+//   CLPROBE_TRACE_FILE   without CLPROBE_TRACE_DIR: one file (truncated) that the first process to
+//                        lock it owns; other processes and forked children record nothing
+//   Without either the layer only forwards calls.
 #include <cstddef>
 #include <iterator>
 #include <string_view>
@@ -86,6 +104,9 @@ namespace clprobe::trace_format {
 
 inline constexpr int version = 1;
 inline constexpr const char* file_env = "CLPROBE_TRACE_FILE";
+inline constexpr const char* dir_env = "CLPROBE_TRACE_DIR";
+// The name of a process's file in the records folder ends so.
+inline constexpr std::string_view stream_suffix = ".rec";
 
 // The E record's <host_memory>: the layer writes host_memory_name, the reader parses it back with
 // host_memory_of (an unknown word reads as none, so a newer layer's kinds stay readable).

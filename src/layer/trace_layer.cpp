@@ -27,6 +27,7 @@
 #include "layer/command_log.hpp"
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
+#include "layer/process_stream.hpp"
 #include "layer/record_line.hpp"
 #include "layer/trace_format.hpp"
 
@@ -37,14 +38,6 @@ cl_icd_dispatch mine;  // what the loader calls
 
 void at_exit() {
     shutdown();
-}
-
-// After fork() the child shares the file mapping and holds copies of locks other threads may have
-// held: it must not record (nor run the exit handler's shutdown).
-void in_fork_child() {
-    g_forked_child.store(true);
-    g_recording.store(false);
-    writer().abandon();
 }
 
 // Signals that end the process without running exit handlers: the calls still staged per thread
@@ -61,6 +54,11 @@ struct sigaction original[max_signal];  // before the layer armed at all
 bool seen[max_signal];
 
 bool is_ours(const struct sigaction& a);
+
+// Without the lazy open of recording(): a signal handler must not create files.
+bool recording_now() {
+    return g_recording.load(std::memory_order_relaxed);
+}
 
 void call_displaced(int signal_number, siginfo_t* info, void* context) {
     const struct sigaction& before = displaced[signal_number];
@@ -96,6 +94,13 @@ void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
         return;
     }
     flush_staged_on_signal();
+    // Says how the process ended when nothing else will: a process clprobe does not reap itself
+    // (a grandchild, a forked worker) is otherwise only a file without its X.
+    if (recording_now()) {
+        RecordLine s('S');
+        s.num(now_ns()).num(static_cast<uint64_t>(signal_number));
+        writer().write_if_free(s.line());
+    }
     errno = saved_errno;
     call_displaced(signal_number, info, context);
     chaining[signal_number].store(false);
@@ -128,17 +133,8 @@ void arm_fatal_signal_flush() {
 namespace {
 
 bool start_recording() {
-    const char* path = std::getenv(trace_format::file_env);
-    if (!path || !*path) return false;
-    size_t chunk = size_t{8} << 20;
-    if (const char* text = std::getenv("CLPROBE_TRACE_CHUNK_BYTES"))
-        chunk = std::max<size_t>(std::strtoull(text, nullptr, 10), 64 * 1024);
-    if (!writer().open(path, chunk)) return false;
-    RecordLine header('H');
-    header.num(trace_format::version).num(static_cast<uint64_t>(getpid())).num(now_ns());
-    emit(header.line());
-    g_recording.store(true);
-    pthread_atfork(nullptr, nullptr, in_fork_child);
+    if (!open_process_stream()) return false;
+    pthread_atfork(nullptr, nullptr, on_fork_child);
     arm_exit_handler();
     arm_fatal_signal_flush();
     return true;

@@ -12,15 +12,15 @@
 
 namespace clprobe::layer {
 
-bool TraceWriter::open(const char* path, size_t chunk_bytes) {
+bool TraceWriter::open(const char* path, size_t chunk_bytes, bool exclusive) {
     const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
     chunk_bytes_ = (chunk_bytes + page - 1) / page * page;
     // Not O_TRUNC: a program that starts another OpenCL program passes OPENCL_LAYERS and the file
     // name on to it. Truncating the file under the parent's mapping would kill the parent with
     // SIGBUS, so only the process that holds the lock owns (and truncates) the file.
-    fd_ = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0644);
     if (fd_ < 0) return false;
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0 || ftruncate(fd_, 0) != 0) {
+    if ((!exclusive && flock(fd_, LOCK_EX | LOCK_NB) != 0) || ftruncate(fd_, 0) != 0) {
         ::close(fd_);
         fd_ = -1;
         return false;

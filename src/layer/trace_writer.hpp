@@ -15,8 +15,10 @@ namespace clprobe::layer {
 class TraceWriter {
   public:
     // Creates (or truncates) `path` and maps its first chunk. False when the file cannot be made
-    // ours: then nothing is recorded. `chunk_bytes` is rounded up to whole pages.
-    bool open(const char* path, size_t chunk_bytes);
+    // ours: then nothing is recorded. `chunk_bytes` is rounded up to whole pages. `exclusive`: the
+    // file must not exist yet (one file per process; errno EEXIST when it does); otherwise the
+    // file is shared by name and the first process to lock it owns it.
+    bool open(const char* path, size_t chunk_bytes, bool exclusive);
 
     // Appends `text`, one or more whole lines. Thread-safe; dropped once closed.
     void write(std::string_view text);

@@ -99,11 +99,26 @@ struct TracedBuild {
     std::uint64_t source_hash = 0;
     int status = 0;
     std::uint32_t thread = 0;
+    // The process of a job trace that built it (merge_processes): a build is a repeat only within
+    // one process; two processes building one source at once are not a build to save.
+    int pid = 0;
+};
+
+// The O record: where the process came from.
+struct ProcessOrigin {
+    int ppid = 0;
+    std::string origin;       // exec, fork
+    std::uint64_t start = 0;  // the process's start (CLOCK_MONOTONIC ns), 0 unknown
+    std::string command_line;
 };
 
 struct ProgramTrace {
     int format_version = 0;
     int pid = 0;
+    std::optional<ProcessOrigin> origin;  // absent in files of layers before per-process streams
+    std::optional<int> fatal_signal;      // an S record: the signal that reached the process
+    std::optional<std::uint64_t> fatal_signal_at;
+    std::uint64_t last_record = 0;  // the latest host time in any record
     std::uint64_t layer_start = 0;  // H record: when the layer was initialised
     bool clean_exit = false;        // an X record: the layer saw a normal process exit
     std::optional<std::uint64_t> layer_end;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace clprobe {
@@ -35,11 +36,15 @@ SyncFacts sync_facts(const ProgramTrace& trace, const AlignedTimes& aligned) {
     }
     for (auto& [thread, starts] : waits_by_thread)
         std::sort(starts.begin(), starts.end());
-    // Kernels per queue in enqueue order.
-    std::map<std::uint32_t, std::vector<std::size_t>> kernels_by_queue;
-    for (std::size_t i = 0; i < trace.commands.size(); ++i)
-        if (trace.commands[i].kind == CommandKind::kernel) kernels_by_queue[trace.commands[i].queue].push_back(i);
+    // Kernels per queue in enqueue order, and every command per queue, to find what ran next.
+    std::map<std::uint32_t, std::vector<std::size_t>> kernels_by_queue, commands_by_queue;
+    for (std::size_t i = 0; i < trace.commands.size(); ++i) {
+        const TracedCommand& c = trace.commands[i];
+        if (c.kind == CommandKind::kernel) kernels_by_queue[c.queue].push_back(i);
+        if (c.kind != CommandKind::sync) commands_by_queue[c.queue].push_back(i);
+    }
     for (const auto& [queue, kernels] : kernels_by_queue) {
+        const std::vector<std::size_t>& all = commands_by_queue[queue];
         for (std::size_t k = 0; k < kernels.size(); ++k) {
             const TracedCommand& c = trace.commands[kernels[k]];
             ++s.kernels;
@@ -51,8 +56,12 @@ SyncFacts sync_facts(const ProgramTrace& trace, const AlignedTimes& aligned) {
             if (first == it->second.end() || *first >= until) continue;
             ++s.kernels_followed_by_wait;
             if (!has_next) continue;
+            // The idle the wait causes ends when the queue's next command starts, whatever it is:
+            // a transfer or fill in between is work the fix would not remove, so it is not counted.
+            const auto at = std::lower_bound(all.begin(), all.end(), kernels[k]);
+            if (at == all.end() || at + 1 == all.end()) continue;
             const auto& here = aligned.spans[kernels[k]];
-            const auto& next = aligned.spans[kernels[k + 1]];
+            const auto& next = aligned.spans[*(at + 1)];
             if (!here || !next) continue;
             ++s.gaps_measured;
             if (next->begin > here->end) s.gap_seconds += static_cast<double>(next->begin - here->end) * 1e-9;
@@ -63,7 +72,7 @@ SyncFacts sync_facts(const ProgramTrace& trace, const AlignedTimes& aligned) {
 
 BuildFacts build_facts(const ProgramTrace& trace) {
     BuildFacts b;
-    std::set<std::pair<std::string, std::uint64_t>> built;
+    std::set<std::tuple<int, std::string, std::uint64_t>> built;
     for (const auto& build : trace.builds) {
         const double seconds = static_cast<double>(build.host_end - build.host_begin) * 1e-9;
         ++b.builds;
@@ -74,7 +83,7 @@ BuildFacts build_facts(const ProgramTrace& trace) {
         ++b.from_source;
         b.source_seconds += seconds;
         // The same text built again (compile and link steps of one program are one build).
-        if (build.op != "link" && !built.insert({build.origin, build.source_hash}).second) {
+        if (build.op != "link" && !built.insert({build.pid, build.origin, build.source_hash}).second) {
             ++b.repeated;
             b.repeated_seconds += seconds;
         }

@@ -102,6 +102,8 @@ class Reader {
         if (type == "Q") return queue(f);
         if (type == "D") return device(f);
         if (type == "X") return exit_record(f);
+        if (type == "O") return origin(f);
+        if (type == "S") return signal_record(f);
         return true;
     }
 
@@ -277,8 +279,30 @@ class Reader {
         if (f.count < 2) return false;
         trace_.clean_exit = true;
         trace_.layer_end = unsigned_of(f.at[1]);
+        seen(*trace_.layer_end);
         return true;
     }
+
+    bool origin(const Fields& f) {
+        if (f.count < 4) return false;
+        ProcessOrigin o;
+        o.ppid = static_cast<int>(unsigned_of(f.at[1]));
+        o.origin = f.at[2];
+        o.start = unsigned_of(f.at[3]);
+        if (f.count > 4) o.command_line = f.at[4];
+        trace_.origin = std::move(o);
+        return true;
+    }
+
+    bool signal_record(const Fields& f) {
+        if (f.count < 3) return false;
+        trace_.fatal_signal_at = unsigned_of(f.at[1]);
+        trace_.fatal_signal = static_cast<int>(unsigned_of(f.at[2]));
+        seen(*trace_.fatal_signal_at);
+        return true;
+    }
+
+    void seen(std::uint64_t t) { trace_.last_record = std::max(trace_.last_record, t); }
 };
 
 }  // namespace
@@ -296,6 +320,17 @@ ProgramTrace read_program_trace(std::istream& in) {
     // Commands are written when their enqueue returns, so threads may interleave seq numbers.
     std::stable_sort(trace.commands.begin(), trace.commands.end(),
                      [](const TracedCommand& a, const TracedCommand& b) { return a.seq < b.seq; });
+    // Where the records end: what a process still running when clprobe stopped is known up to.
+    std::uint64_t& last = trace.last_record;
+    last = std::max(last, trace.layer_start);
+    for (const auto& c : trace.commands)
+        last = std::max(last, c.host_end);
+    for (const auto& w : trace.waits)
+        last = std::max(last, w.host_end);
+    for (const auto& b : trace.builds)
+        last = std::max(last, b.host_end);
+    for (const auto& a : trace.allocations)
+        last = std::max({last, a.created_end, a.released_end.value_or(0)});
     return trace;
 }
 

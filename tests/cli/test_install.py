@@ -45,13 +45,15 @@ def test_install_layout_and_layer_lookup():
         # The installed binary, with no layer next to it, finds the installed one, which the traced
         # program (the installed clprobe listing devices) loads: its records open with the header.
         exe = os.path.join(prefix, "bin", "clprobe")
-        records = os.path.join(prefix, "records.txt")
+        records = os.path.join(prefix, "records")  # a folder: one file per process
         env = dict(os.environ)
         env.pop("CLPROBE_DEVICE", None)
         p = subprocess.run([exe, "trace", "--no-ceilings", "-q", "--records", records, "--", exe, "list"],
                            capture_output=True, text=True, env=env, timeout=300)
         expect(p.returncode == 0, f"installed trace failed (rc {p.returncode}):\n{p.stderr[-3000:]}")
-        with open(records) as f:
+        streams = [name for name in os.listdir(records) if name.endswith(".rec")]
+        expect(len(streams) == 1, f"records of {len(streams)} processes, not 1")
+        with open(os.path.join(records, streams[0])) as f:
             expect(f.readline().startswith("H\t"), "the traced program did not load the installed layer")
     finally:
         shutil.rmtree(prefix, ignore_errors=True)

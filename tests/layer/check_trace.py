@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 FIELDS = {  # record type -> number of fields after the type
-    "H": 3, "D": 4, "Q": 5, "M": 7, "R": 3, "P": 5, "B": 6, "K": 3, "E": 15, "T": 6, "W": 5, "X": 1,
+    "H": 3, "O": 4, "D": 4, "Q": 5, "M": 7, "R": 3, "P": 5, "B": 6, "K": 3, "E": 15, "T": 6, "W": 5, "S": 2, "X": 1,
 }
 COMMANDS = set(
     "kernel task native_kernel write read copy fill write_rect read_rect copy_rect map unmap write_image "

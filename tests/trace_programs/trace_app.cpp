@@ -12,6 +12,8 @@
 // a checksum; never a timing), so a traced and an untraced run print the same bytes, writes one
 // line on stderr, and exits with --exit CODE (default 0).
 #include <CL/cl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -668,6 +670,52 @@ void run_echo(Cl& cl, int steps) {
     }
 }
 
+// Forked workers, as Python's multiprocessing makes them: the parent touches OpenCL first (so the
+// layer is loaded before the fork), then forks two children that each open the device, launch
+// `steps` kernels with a clFinish after each, check the result, release their queue (as a Python
+// worker's objects are released when its function returns) and leave with _exit (no exit
+// handlers, like os._exit). The parent waits for both and prints for them, so stdout is the same
+// whatever order they run in. Exit 1 when a worker failed.
+int run_fork_workers(int steps) {
+    constexpr int workers = 2;
+    cl_uint count = 0;
+    check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
+    std::fflush(stdout);
+    pid_t pids[workers] = {};
+    for (int w = 0; w < workers; ++w) {
+        pids[w] = fork();
+        if (pids[w] < 0) {
+            std::fprintf(stderr, "trace_app: fork_workers: fork failed\n");
+            return 2;
+        }
+        if (pids[w] == 0) {
+            Cl cl = open_device();
+            cl_program program = build_program(cl);
+            cl_kernel add_one = make_kernel(program, "add_one");
+            cl_mem data = make_buffer(cl, CL_MEM_READ_WRITE, small_items * sizeof(uint32_t));
+            fill_zero(cl.queue, data, small_items * sizeof(uint32_t));
+            set_arg(add_one, 0, data);
+            for (int i = 0; i < steps; ++i) {
+                launch(cl.queue, add_one, small_items);
+                check(clFinish(cl.queue), "clFinish");
+            }
+            auto result = read_back(cl.queue, data, small_items);
+            const bool ok = std::all_of(result.begin(), result.end(),
+                                        [&](uint32_t v) { return v == static_cast<uint32_t>(steps); });
+            // Released as a Python worker's objects are when its function returns; then _exit.
+            clReleaseCommandQueue(cl.queue);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    int failed = 0;
+    for (pid_t pid : pids) {
+        int status = 0;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    }
+    std::printf("workers %d\nkernels %d each\nfailed %d\n", workers, steps, failed);
+    return failed ? 1 : 0;
+}
+
 struct Mode {
     const char* name;
     int default_steps;  // what --steps overrides
@@ -691,6 +739,7 @@ constexpr Mode modes[] = {
     {"many_small", 20000},      // synchronised tiny kernels
     {"long_kernels", 10},       // kernels of about 100 ms
     {"echo", 2},                // kernels before echoing stdin
+    {"fork_workers", 100},      // kernels per forked worker (2 workers)
 };
 
 [[noreturn]] void usage(const char* problem) {
@@ -743,6 +792,14 @@ int main(int argc, char** argv) {
     }
     if (mode == nullptr) usage((std::string("unknown mode: ") + std::string(mode_name)).c_str());
     const int n = steps.value_or(mode->default_steps);
+    if (mode_name == "fork_workers") {
+        // Forks before the parent opens a device: a driver's threads do not survive fork().
+        std::printf("mode %s\n", mode->name);
+        const int rc = run_fork_workers(n);
+        std::fflush(stdout);
+        std::fprintf(stderr, "trace_app: %s done\n", mode->name);
+        return rc ? rc : exit_code.value_or(0);
+    }
 
     Cl cl = open_device();
     // echo's stdout is exactly its stdin; every other mode says which it is.
