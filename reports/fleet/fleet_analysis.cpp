@@ -58,8 +58,10 @@ FleetMetric analyze_metric(const std::string& metric, const std::vector<Point>& 
     m.nodes = points.size();
     std::vector<double> values;
     values.reserve(points.size());
-    for (const auto& p : points)
+    for (const auto& p : points) {
         values.push_back(p.figure->median);
+        m.values.push_back({p.node->node, p.figure->median, p.figure->cv});
+    }
     m.median = median_of(values);
     m.mad = median_absolute_deviation(values, m.median);
     m.spread = m.median > 0 ? mad_to_stddev * m.mad / m.median : 0;
@@ -70,6 +72,7 @@ FleetMetric analyze_metric(const std::string& metric, const std::vector<Point>& 
     // The fleet's robust spread, floored so that identical nodes do not make every small
     // difference an outlier, widened by the node's own noise so a noisy node is not one.
     const double fleet_part = std::max(opt.mad_k * mad_to_stddev * m.mad, opt.min_relative_band * m.median);
+    m.band_half_width = fleet_part;
     for (const auto& p : points) {
         const double half = fleet_part + opt.cv_k * p.figure->cv * m.median;
         if (std::fabs(p.figure->median - m.median) > half) m.outliers.push_back(outlier_of(m, p, half));

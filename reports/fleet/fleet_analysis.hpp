@@ -43,6 +43,15 @@ struct FleetMetric {
     double spread = 0;  // 1.4826 * MAD / median: the fleet's robust coefficient of variation
     double min = 0, max = 0;
     std::vector<MetricOutlier> outliers;  // sorted by distance from the median, largest first
+    // Every node's value in the fleet's order, and the band's half-width before a node's own
+    // spread widens it: the HTML page draws each metric's distribution from them.
+    struct NodeValue {
+        std::string node;
+        double value = 0;
+        double cv = 0;  // the node's own spread, which widens its band
+    };
+    std::vector<NodeValue> values;
+    double band_half_width = 0;
 };
 
 struct EnvironmentDeviation {

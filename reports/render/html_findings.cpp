@@ -30,7 +30,9 @@ std::string evidence_list(const Finding& f) {
 std::string card(const Finding& f, const std::string& rank, const std::string& size_text, double fraction,
                  const std::string& tie_note) {
     const std::string severity(to_string(f.severity));
-    std::string out = fmt::format("<li class=\"finding sev-{}\"><div class=\"fhead\">", severity);
+    // The id is an anchor: the timeline's legend links the findings that speak of its gaps.
+    std::string out =
+        fmt::format("<li class=\"finding sev-{}\" id=\"finding-{}\"><div class=\"fhead\">", severity, escape(f.id));
     out += fmt::format("<span class=\"rank\">{}</span>", rank);
     out += fmt::format(
         "<span class=\"gainbar\" title=\"{}\"><span class=\"track\"><span class=\"fill\" style=\"width:{:.0f}%\">"

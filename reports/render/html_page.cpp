@@ -43,6 +43,10 @@ ol.findings{list-style:none;padding:0;margin:8px 0}
 .tie{font-size:12px;color:#7a4d00;background:#fff8e6;padding:2px 6px;margin:4px 0 0;border-radius:3px}
 .tiegroup{border-left:3px dotted #e69f00;padding-left:8px;margin:8px 0}
 table.key td{padding:1px 6px}
+td.sharecell{min-width:11em;width:28%}.legend a{font-size:12px}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:4px 16px}.pair h3{font-size:13px}
+svg.timeline,svg.zoomed{min-width:640px}.legend span[data-gap]{white-space:normal;flex-wrap:wrap}
+td.strip{white-space:nowrap}td.metric{min-width:13em}svg.strip{vertical-align:middle;margin-right:4px}
 @media (max-width:640px){body{padding:8px}.fhead{grid-template-columns:2.6em minmax(0,1fr) auto}
 .fhead .ftitle{grid-column:1/-1}.fhead .conf{grid-column:span 2}}
 )";

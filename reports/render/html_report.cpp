@@ -10,8 +10,8 @@
 #include "render/html_page.hpp"
 #include "render/html_roofline.hpp"
 #include "render/html_timeline.hpp"
+#include "render/html_trace_summary.hpp"
 #include "render/svg_chart.hpp"
-#include "render/trace_summary_text.hpp"
 #include "render/value_format.hpp"
 
 namespace clprobe {
@@ -140,39 +140,96 @@ void variants(std::string& out, const RunReport& r) {
 }
 
 // Pipelines broken into stages (label "stage"): one row per remaining label set, against the step
-// time measured with the same labels ("<pipeline>.step_time"), so overlapping stages show as such.
-void pipelines(std::string& out, const RunReport& r) {
-    std::map<std::string, std::map<std::string, svg::StageRow>> by_metric;
-    std::map<std::string, std::string> units;
+// time measured with the same labels ("<pipeline>.step_time"), so overlapping stages show as such;
+// variants with a step time and no stages (an overlapped copy pipeline) are rows of their own.
+struct PipelineChart {
+    std::string probe;
+    std::map<std::string, svg::StageRow> rows;
+    std::string unit;
+};
+
+std::string step_metric_of(const std::string& stage_metric) {
+    const std::string suffix = ".stage_time";
+    if (stage_metric.size() <= suffix.size() ||
+        stage_metric.compare(stage_metric.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return {};
+    return stage_metric.substr(0, stage_metric.size() - suffix.size()) + ".step_time";
+}
+
+std::map<std::string, PipelineChart> pipeline_charts(const RunReport& r) {
+    std::map<std::string, PipelineChart> charts;
     for (const auto& p : r.results)
         for (const auto& m : p.measurements) {
             auto it = m.labels.find("stage");
             if (it == m.labels.end()) continue;
             const Labels rest = without(m.labels, "stage");
-            auto& row = by_metric[m.metric][labels_to_string(rest)];
+            auto& chart = charts[m.metric];
+            chart.probe = p.id;
+            chart.unit = m.unit;
+            auto& row = chart.rows[labels_to_string(rest)];
             row.stages.push_back({it->second, m.summary.median});
-            const std::string suffix = ".stage_time";
-            if (row.step == 0 && m.metric.size() > suffix.size() &&
-                m.metric.compare(m.metric.size() - suffix.size(), suffix.size(), suffix) == 0) {
-                const std::string step = m.metric.substr(0, m.metric.size() - suffix.size()) + ".step_time";
+            const std::string step = step_metric_of(m.metric);
+            if (row.step == 0 && !step.empty())
                 if (const auto* s = find_measurement(p, step, rest); s && s->unit == m.unit)
                     row.step = s->summary.median;
-            }
-            units[m.metric] = m.unit;
         }
-    if (by_metric.empty()) return;
+    for (auto& [metric, chart] : charts) {
+        const std::string step = step_metric_of(metric);
+        for (const auto& p : r.results)
+            if (p.id == chart.probe && !step.empty())
+                for (const auto& m : p.measurements)
+                    if (m.metric == step && m.unit == chart.unit && !chart.rows.count(labels_to_string(m.labels)))
+                        chart.rows[labels_to_string(m.labels)].step = m.summary.median;
+    }
+    return charts;
+}
+
+// Two metrics of one probe holding the same stage times (attention.step.time repeats
+// attention.pipeline.stage_time for older readers) draw one chart; the other is named under it.
+bool same_rows(const PipelineChart& a, const PipelineChart& b) {
+    if (a.probe != b.probe || a.unit != b.unit || a.rows.size() != b.rows.size()) return false;
+    for (auto ia = a.rows.begin(), ib = b.rows.begin(); ia != a.rows.end(); ++ia, ++ib) {
+        if (ia->first != ib->first || ia->second.stages.size() != ib->second.stages.size()) return false;
+        for (std::size_t i = 0; i < ia->second.stages.size(); ++i)
+            if (ia->second.stages[i].label != ib->second.stages[i].label ||
+                ia->second.stages[i].value != ib->second.stages[i].value)
+                return false;
+    }
+    return true;
+}
+
+void pipelines(std::string& out, const RunReport& r) {
+    auto charts = pipeline_charts(r);
+    if (charts.empty()) return;
     out +=
         "<h2>Pipeline time breakdown</h2>\n<p class=\"meta\">Stages that add up to the step are stacked; where "
         "they add up to more than the measured step they ran at the same time (double buffering), and are drawn "
-        "overlapping under the step.</p>\n";
-    for (auto& [metric, rows_map] : by_metric) {
-        std::vector<svg::StageRow> rows;
-        for (auto& [name, row] : rows_map) {
-            row.name = name.empty() ? metric : name;
-            rows.push_back(std::move(row));
+        "overlapping under the step; where the step took longer than its timed stages, the rest is a dashed "
+        "segment of its own.</p>\n";
+    // Step-time metrics whose charts carry the stage metric that drew them ("<pipeline>.step_time").
+    std::vector<std::string> drawn;
+    for (auto& [metric, chart] : charts) {
+        const auto twin = std::find_if(drawn.begin(), drawn.end(),
+                                       [&](const std::string& d) { return same_rows(charts.at(d), chart); });
+        if (twin != drawn.end()) {
+            out += fmt::format(
+                "<p class=\"meta\"><code>{}</code> holds the same stage times as <code>{}</code>, "
+                "drawn above.</p>\n",
+                escape(metric), escape(*twin));
+            continue;
         }
-        out += fmt::format("<h3><code>{}</code></h3>\n", escape(metric));
-        out += svg::stage_chart(rows, units[metric], 760);
+        drawn.push_back(metric);
+        std::vector<svg::StageRow> rows;
+        for (const auto& [name, row] : chart.rows) {
+            rows.push_back(row);  // a copy: later charts compare with this one's rows
+            rows.back().name = name.empty() ? metric : name;
+        }
+        out += fmt::format("<h3><code>{}</code> ({})</h3>\n", escape(metric), escape(chart.probe));
+        // What the probe counts in each stage: which variants' stages overlap and which are the rest.
+        for (const auto& p : r.results)
+            if (p.id == chart.probe && p.attributes.contains("stages") && p.attributes["stages"].is_string())
+                out += fmt::format("<p class=\"meta\">{}</p>\n", escape(p.attributes["stages"].get<std::string>()));
+        out += svg::stage_chart(rows, chart.unit, 760);
     }
 }
 
@@ -207,10 +264,9 @@ std::string render_html(const RunReport& r, const RenderOptions&) {
     std::string out = html::page_start("clprobe report");
     header(out, r);
     trust(out, r);
-    // A traced program: how it ended and where its wall time went, as the text report says it
-    // (the stage breakdown is also drawn with the pipelines below).
-    if (const std::string program = render_trace_summary(r); !program.empty())
-        out += "<h2>Traced program</h2>\n<pre>" + escape(program.substr(program.find('\n') + 1)) + "</pre>\n";
+    // A traced program: how it ended and where its wall time went (its stages are also drawn
+    // with the pipelines below), then its timeline.
+    out += html::trace_summary_section(r);
     out += html::timeline_section(r);
     out += html::findings_section(r);
     out += html::roofline_section(r);

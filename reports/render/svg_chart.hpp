@@ -73,7 +73,10 @@ struct StageRow {
 
 // One row per pipeline variant. Stages that add up to the step (within 5%) are stacked one after
 // another; stages whose sum exceeds the measured step overlap, and are drawn as overlapping bars
-// from the step's start under the step's own bar. Each row prints its total.
+// from the step's start under the step's own bar; a step longer than its stages shows the rest as
+// its own dashed segment; a row without stages is the step alone. When the longest row is more
+// than 2.5x the stages' extent the axis is broken (two linear scales), so short stages stay
+// readable beside a long step. Each row prints its total.
 std::string stage_chart(const std::vector<StageRow>& rows, const std::string& unit, int width = 760);
 
 }  // namespace clprobe::svg

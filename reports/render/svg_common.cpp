@@ -90,4 +90,18 @@ std::string shorten(std::string_view text, std::size_t max_chars) {
     return std::string(text.substr(0, head)) + "\u2026" + std::string(text.substr(text.size() - tail));
 }
 
+LabelColumn label_column(std::size_t longest, int width) {
+    const auto cap = static_cast<std::size_t>(0.4 * width / char_px);
+    const std::size_t chars = std::min(longest, cap);
+    return {static_cast<double>(chars) * char_px + 12, cap};
+}
+
+std::string value_text(double x, double y, const std::string& text, double right_edge, const char* outside_fill) {
+    const double w = static_cast<double>(text.size()) * char_px;
+    if (x + 4 + w <= right_edge)
+        return fmt::format(R"(<text x="{:.1f}" y="{:.1f}" fill="{}">{}</text>)", x + 4, y, outside_fill, escape(text));
+    return fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="#fff">{}</text>)", x - 4, y,
+                       escape(text));
+}
+
 }  // namespace clprobe::svg::detail

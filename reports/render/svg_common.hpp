@@ -29,4 +29,15 @@ std::string shorten(std::string_view text, std::size_t max_chars);
 
 constexpr double char_px = 6.2;  // average advance of an 11 px sans-serif glyph
 
+// The label column of a bar chart: as wide as the longest label needs, at most 40% of the chart;
+// longer labels are shortened in the middle (their full text is the row's tooltip).
+struct LabelColumn {
+    double width = 0;
+    std::size_t max_chars = 0;
+};
+LabelColumn label_column(std::size_t longest, int width);
+
+// A value printed right of x, or inside the bar's end (in white) when it would leave the chart.
+std::string value_text(double x, double y, const std::string& text, double right_edge, const char* outside_fill);
+
 }  // namespace clprobe::svg::detail

@@ -17,7 +17,9 @@ using trace_rule::seconds_text;
 constexpr std::size_t kernels_shown = 5;
 constexpr int bar_width = 30;
 
-std::string ending(const ProgramRunFacts& run) {
+}  // namespace
+
+std::string run_ending(const ProgramRunFacts& run) {
     if (run.signal) return fmt::format("killed by signal {}", *run.signal);
     if (run.exit_code) return fmt::format("exit code {}", *run.exit_code);
     return "end unknown";
@@ -40,6 +42,8 @@ std::string stage_words(AppStage s) {
     }
     return "";
 }
+
+namespace {
 
 void render_stages(std::string& out, const TraceFacts& f) {
     const double wall = f.run.wall_seconds;
@@ -88,7 +92,7 @@ std::string render_trace_summary(const RunReport& report) {
     for (const auto& a : f.run.argv)
         argv += (argv.empty() ? "" : " ") + a;
     std::string out = "Traced program\n";
-    out += fmt::format("  {} · {} · {} wall · {} OpenCL commands{}\n", argv.empty() ? "?" : argv, ending(f.run),
+    out += fmt::format("  {} · {} · {} wall · {} OpenCL commands{}\n", argv.empty() ? "?" : argv, run_ending(f.run),
                        seconds_text(f.run.wall_seconds), f.run.opencl_commands,
                        f.run.layer_loaded ? "" : " (the layer recorded nothing)");
     if (f.run.commands_without_times)

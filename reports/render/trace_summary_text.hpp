@@ -4,9 +4,15 @@
 #include <string>
 
 #include "core/report.hpp"
+#include "core/trace_facts.hpp"
 
 namespace clprobe {
 
 std::string render_trace_summary(const RunReport& report);
+
+// Shared with the HTML page (render/html_trace_summary.cpp), so both say it the same way:
+// "exit code 0", "killed by signal 9"; and what a stage of the wall time is, in words.
+std::string run_ending(const ProgramRunFacts& run);
+std::string stage_words(AppStage stage);
 
 }  // namespace clprobe

@@ -69,19 +69,25 @@ nlohmann::json timeline_lanes(const ProgramTrace& trace, const ChildRun& run) {
     const std::uint64_t origin = run.start_ns, end = std::max(run.start_ns, run.end_ns);
     const double wall = std::max(1e-9, seconds(end, origin));
     const AlignedTimes aligned = align_device_times(trace, origin, end);
-    std::map<std::uint32_t, std::vector<Span>> queues, threads;
+    std::map<std::uint32_t, std::vector<Span>> queues;
+    // A host thread's lane per activity (enqueue calls, waits, builds): condensing a lane then never
+    // merges one kind into another, so every kind keeps its colour on the page however dense the run.
+    std::map<std::pair<std::uint32_t, std::string>, std::vector<Span>> threads;
     for (std::size_t i = 0; i < trace.commands.size(); ++i) {
         const TracedCommand& c = trace.commands[i];
         const std::string name = c.kind == CommandKind::kernel ? std::string(trace.kernel_name(c)) : c.command;
-        threads[c.thread].push_back({seconds(c.host_begin, origin), seconds(c.host_end, origin), "enqueue", c.command});
+        threads[{c.thread, "enqueue"}].push_back(
+            {seconds(c.host_begin, origin), seconds(c.host_end, origin), "enqueue", c.command});
         if (!aligned.spans[i]) continue;
         queues[c.queue].push_back({seconds(aligned.spans[i]->begin, origin), seconds(aligned.spans[i]->end, origin),
                                    kind_of(c.kind), name.empty() ? c.command : name});
     }
     for (const auto& w : trace.waits)
-        threads[w.thread].push_back({seconds(w.host_begin, origin), seconds(w.host_end, origin), "wait", w.op});
+        threads[{w.thread, "wait"}].push_back(
+            {seconds(w.host_begin, origin), seconds(w.host_end, origin), "wait", w.op});
     for (const auto& b : trace.builds)
-        threads[b.thread].push_back({seconds(b.host_begin, origin), seconds(b.host_end, origin), "build", b.op});
+        threads[{b.thread, "build"}].push_back(
+            {seconds(b.host_begin, origin), seconds(b.host_end, origin), "build", b.op});
     nlohmann::json lanes = nlohmann::json::array();
     // Queues that ran commands, as the facts count them (overlap.queues).
     for (auto& [q, spans] : queues) {
@@ -90,8 +96,10 @@ nlohmann::json timeline_lanes(const ProgramTrace& trace, const ChildRun& run) {
         if (d >= 0 && static_cast<std::size_t>(d) < trace.devices.size()) name += " (" + trace.devices[d].name + ")";
         lanes.push_back(lane("queue", name, std::move(spans), wall));
     }
-    for (auto& [t, spans] : threads)
-        lanes.push_back(lane("thread", "host thread " + std::to_string(t), std::move(spans), wall));
+    for (auto& [key, spans] : threads) {
+        lanes.push_back(lane("thread", "host thread " + std::to_string(key.first), std::move(spans), wall));
+        lanes.back()["activity"] = key.second;
+    }
     return {{"wall_seconds", wall}, {"lanes", std::move(lanes)}};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The traced program's timeline, condensed for the HTML page: one lane per command queue (each
-// command's device execution) and one per host thread (its waits, builds and enqueue calls), as
+// command's device execution) and one per host thread and activity ("activity": its waits, builds
+// or enqueue calls, so that no kind is merged into another), as
 // spans [start, end, kind, name] in seconds from the child's start. Neighbouring spans of one kind
 // closer than the page can show are merged, so a program of a million commands still gives at most
 // max_spans_per_lane spans a lane. Stored in trace.program's attributes ("timeline").

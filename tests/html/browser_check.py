@@ -5,7 +5,14 @@ driven by python3-selenium and chromium-driver), rendered from saved reports in 
   - no horizontal overflow at 1,400 px and at 800 px (the page never scrolls sideways);
   - no SVG text outside its SVG (legends, labels and ticks stay inside their chart);
   - every chart (svg.plot) names its axes (text.axis-title.x and .y);
-  - the trace page has a timeline (svg.timeline) with one lane per queue the program used.
+  - the trace page has a timeline (svg.timeline) with one lane per queue the program used;
+  - every kind drawn on a timeline (kernels, transfers, enqueue calls, waits, builds, idle gaps) has
+    its own colour and a legend entry, and each host-thread lane holds one kind;
+  - a trace page links its Perfetto file when one was written, and carries no <pre> bar chart;
+  - every pipeline stage worth a tenth of its row has its value printed on it, and no two charts
+    of a page draw the same thing;
+  - the fleet page names every node, with one dot strip per headline metric and each outlier
+    named in the headline table with its deviation in %.
 
 Full-page screenshots go to OUT (default: build/html-browser/). Exit 77 (ctest's skip) with a
 message when no browser or driver is installed.
@@ -86,26 +93,28 @@ def fleet_reports(base_path, work):
 
 
 def pages(clprobe, source, work):
-    """{name: (html path, expected queues or None)} for every page kind."""
+    """{name: (html path, expected queues or None, expectations)} for every page kind."""
     fixtures = os.path.join(source, "tests", "fixtures", "reports")
     out = {}
-    for name in ("default_quick", "pocl_kernel_quick", "synthetic_minimal", "trace_sync_each"):
+    names = sorted(f[:-5] for f in os.listdir(fixtures) if f.endswith(".json"))
+    for name in names:
         src = os.path.join(fixtures, name + ".json")
         path = os.path.join(work, name + ".html")
         with open(path, "w") as f:
             f.write(run([clprobe, "report", src, "--format", "html"]))
-        queues = None
+        queues, expect = None, {}
         if name.startswith("trace_"):
             with open(src) as f:
                 doc = json.load(f)
             program = next(p for p in doc["results"] if p["id"] == "trace.program")
             queues = program["attributes"]["facts"]["overlap"]["queues"]
-        out[name] = (path, queues)
+            expect["perfetto"] = "perfetto_file" in program["attributes"]
+        out[name] = (path, queues, expect)
     path = os.path.join(work, "fleet.html")
     with open(path, "w") as f:
         f.write(run([clprobe, "fleet", *fleet_reports(os.path.join(fixtures, "default_quick.json"), work),
                      "--format", "html"]))
-    out["fleet"] = (path, None)
+    out["fleet"] = (path, None, {"nodes": [f"node{i}" for i in range(4)], "outlier": "node2"})
     return out
 
 
@@ -150,7 +159,88 @@ for (const svg of document.querySelectorAll('svg')) {
 if (untitled.length)
   problems.push(untitled.length + ' of ' + charts + ' chart(s) without x and y axis titles, e.g. ' +
                 untitled.slice(0, 3).join(', '));
+// A stacked stage's tooltip reads "upload: 862 us (27% of 3.22 ms)": a stage worth a tenth of its
+// row must have its value printed on the chart, not only in the tooltip.
+let unprinted = 0; const hidden = [];
+for (const svg of document.querySelectorAll('svg.plot')) {
+  const texts = [...svg.querySelectorAll('text')].map(t => t.textContent);
+  for (const r of svg.querySelectorAll('rect > title')) {
+    const m = /^([^:]+): (\S+ \S+) \((\d+)% of /.exec(r.textContent);
+    if (m && +m[3] >= 10 && !texts.some(t => t.includes(m[2]))) {
+      unprinted++;
+      if (hidden.length < 3) hidden.push(m[1] + ' ' + m[2]);
+    }
+  }
+}
+if (unprinted) problems.push(unprinted + ' stage value(s) only in tooltips, e.g. ' + hidden.join(', '));
+// No chart repeats another: two charts whose bars carry the same tooltips draw the same data.
+const seen = new Map(); let repeats = 0;
+for (const svg of document.querySelectorAll('svg.plot')) {
+  const titles = [...svg.querySelectorAll('rect > title')].map(t => t.textContent);
+  if (titles.length < 2) continue;
+  const key = titles.sort().join('\n');
+  if (seen.has(key)) repeats++; else seen.set(key, true);
+}
+if (repeats) problems.push(repeats + ' chart(s) repeat another chart of the page');
 return {problems: problems, charts: charts, height: document.documentElement.scrollHeight};
+"""
+
+# Trace pages: the timeline's kinds each in their own colour with a legend entry, one kind per
+# host-thread lane, the Perfetto link, and the summary in tables rather than a <pre> of '#' bars.
+TRACE_JS = r"""
+const problems = [];
+for (const pre of document.querySelectorAll('pre'))
+  if (/#{3,}/.test(pre.textContent)) problems.push('a <pre> bar chart of # characters: ' + pre.textContent.slice(0, 60));
+const timelines = document.querySelectorAll('svg.timeline, svg.zoomed');
+if (!timelines.length) problems.push('no timeline');
+const colours = new Map();
+for (const svg of timelines) {
+  const fig = svg.closest('figure');
+  const legend = new Set([...fig.querySelectorAll('.legend [data-kind]')].map(e => e.dataset.kind));
+  const gaps = new Set([...fig.querySelectorAll('.legend [data-gap]')].map(e => e.dataset.gap));
+  // A span is a lane's rect with a tooltip ("wait clFinish: 1.00 ms at 2.00 ms") that is not a gap.
+  const spans = [...svg.querySelectorAll('g.lane rect')].filter(r => r.querySelector('title') && !r.classList.contains('gap'));
+  const kindOf = r => r.dataset.kind || r.querySelector('title').textContent.split(' ')[0];
+  for (const r of spans) {
+    const k = kindOf(r);
+    if (!legend.has(k)) { problems.push('timeline kind "' + k + '" has no legend entry'); legend.add(k); }
+    const fill = r.getAttribute('fill');
+    if (colours.has(k) && colours.get(k) !== fill) problems.push('timeline kind "' + k + '" drawn in two colours');
+    colours.set(k, fill);
+  }
+  for (const g of svg.querySelectorAll('rect.gap'))
+    if (!gaps.has(g.dataset.gap || 'unclassified')) { problems.push('timeline gap "' + (g.dataset.gap || 'unclassified') + '" has no legend entry'); gaps.add(g.dataset.gap || 'unclassified'); }
+  for (const lane of svg.querySelectorAll('g.lane[data-kind=thread]')) {
+    const kinds = new Set(spans.filter(r => lane.contains(r)).map(kindOf));
+    if (kinds.size > 1) problems.push('a host-thread lane mixes ' + [...kinds].join(', '));
+  }
+}
+const fills = [...colours.values()];
+if (new Set(fills).size !== fills.length) problems.push('two timeline kinds share a colour: ' + JSON.stringify([...colours]));
+return {problems: problems, perfetto: document.querySelectorAll('a.perfetto').length};
+"""
+
+# The fleet page: every node by name, a dot strip per headline metric, the outlier named in the
+# headline table with its deviation in %.
+FLEET_JS = r"""
+const [nodes, outlier] = arguments;
+const problems = [];
+const text = document.body.innerText;
+for (const n of nodes) if (!text.includes(n)) problems.push('node ' + n + ' is not named on the page');
+const headline = [...document.querySelectorAll('h2')].find(h => h.textContent.startsWith('Headline'));
+let table = headline && headline.nextElementSibling;
+while (table && !table.querySelector('table') && table.tagName !== 'TABLE' && table.tagName !== 'H2') table = table.nextElementSibling;
+if (table && table.tagName === 'H2') table = null;
+const rows = table ? table.querySelectorAll('tr') : [];
+if (rows.length < 2) problems.push('no headline metrics table');
+let strips = 0, named = 0;
+for (const tr of [...rows].slice(1)) {
+  if (tr.querySelector('svg.strip circle')) strips++;
+  if (new RegExp(outlier + '\\s+[+\u2212-][0-9.]+%').test(tr.innerText)) named++;
+}
+if (strips !== rows.length - 1) problems.push((rows.length - 1 - strips) + ' headline metric(s) without a dot strip');
+if (!named) problems.push('outlier ' + outlier + ' is not named with its deviation in % in the headline table');
+return {problems: problems};
 """
 
 
@@ -167,7 +257,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="clprobe-html-") as work:
         try:
-            for name, (path, queues) in pages(args.clprobe, args.source, work).items():
+            for name, (path, queues, expect) in pages(args.clprobe, args.source, work).items():
                 if args.page and name not in args.page:
                     continue
                 shutil.copy(path, os.path.join(out, name + ".html"))
@@ -184,6 +274,13 @@ def main():
                             "return document.querySelectorAll('svg.timeline g.lane[data-kind=queue]').length")
                         if lanes != queues:
                             failures.append(f"{name}: timeline has {lanes} queue lane(s), the program used {queues}")
+                        trace = driver.execute_script(TRACE_JS)
+                        failures += [f"{name}: {p}" for p in trace["problems"]]
+                        if expect.get("perfetto") and not trace["perfetto"]:
+                            failures.append(f"{name}: the trace wrote a Perfetto file and the page does not link it")
+                    if width == WIDTHS[0] and "nodes" in expect:
+                        fleet = driver.execute_script(FLEET_JS, expect["nodes"], expect["outlier"])
+                        failures += [f"{name}: {p}" for p in fleet["problems"]]
                     height = min(int(result["height"]), 16000)
                     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
