@@ -1,7 +1,8 @@
 #pragma once
 // The best / best value / cheapest choice (compare/machine_choice.hpp) as JSON, the block
-// `machine_choice` of `compare --json` and `fleet --json` (docs/compare.schema.json,
-// docs/fleet.schema.json; docs/energy.md, "Choosing a machine").
+// `machine_choice` of `compare --json` and `fleet --json` (docs/machine-choice.schema.json,
+// referenced by docs/compare.schema.json and docs/fleet.schema.json; docs/energy.md, "Choosing a
+// machine").
 #include <nlohmann/json.hpp>
 
 #include "compare/machine_choice.hpp"

@@ -298,10 +298,11 @@ def test_fleet_choice_table_in_every_format():
     expect(r.rc == 0, "fleet --json", r)
     doc = load_json(r.stdout, r)
     schemas = {}
-    for name in ("fleet", "compare"):
+    for name in ("fleet", "machine-choice"):
         with open(os.path.join(SOURCE_DIR, "docs", f"{name}.schema.json")) as f:
             schemas[name] = json.load(f)
-    resolver = jsonschema.RefResolver.from_schema(schemas["fleet"], store={schemas["compare"]["$id"]: schemas["compare"]})
+    choice = schemas["machine-choice"]
+    resolver = jsonschema.RefResolver.from_schema(schemas["fleet"], store={choice["$id"]: choice})
     jsonschema.Draft7Validator(schemas["fleet"], resolver=resolver).validate(doc)
     glm = doc["machine_choice"][0]
     expect(glm["workload"] == "glm" and glm["cheapest"]["report"] == "node-b" and

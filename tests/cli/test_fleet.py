@@ -68,10 +68,10 @@ def test_json_validates_against_the_schema():
     doc = load_json(r.stdout, r)
     with open(SCHEMA) as f:
         fleet = json.load(f)
-    # machine_choice's shape lives in compare.schema.json, referenced by its $id.
-    with open(os.path.join(SOURCE_DIR, "docs", "compare.schema.json")) as f:
-        compare = json.load(f)
-    resolver = jsonschema.RefResolver.from_schema(fleet, store={compare["$id"]: compare})
+    # machine_choice's shape lives in machine-choice.schema.json, referenced by its $id.
+    with open(os.path.join(SOURCE_DIR, "docs", "machine-choice.schema.json")) as f:
+        choice = json.load(f)
+    resolver = jsonschema.RefResolver.from_schema(fleet, store={choice["$id"]: choice})
     jsonschema.Draft7Validator(fleet, resolver=resolver).validate(doc)
     expect(doc["nodes"] == 6 and doc["worse_outliers"] == 1, "one worse outlier of six", r)
     expect(doc["outliers"][0]["node"] == "node3", "node3", r)

@@ -19,10 +19,11 @@ def schema(name):
 
 
 def validator(name):
-    """A draft-07 validator that resolves references into report.schema.json by its $id (info's)."""
+    """A draft-07 validator that resolves references by $id into report.schema.json (info's) and
+    machine-choice.schema.json (compare's machine_choice)."""
     s = schema(name)
-    report = schema("report")
-    resolver = jsonschema.RefResolver.from_schema(s, store={report["$id"]: report})
+    store = {x["$id"]: x for x in (schema("report"), schema("machine-choice"))}
+    resolver = jsonschema.RefResolver.from_schema(s, store=store)
     return jsonschema.Draft7Validator(s, resolver=resolver)
 
 
