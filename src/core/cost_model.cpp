@@ -98,31 +98,34 @@ std::vector<WorkloadEconomics> workload_economics(const RunReport& report) {
             e.energy_scope = j->second;
         }
         // Cost of one step: the machine's time at its hourly price, plus its energy where billed by it.
-        std::optional<double> step_cost = 0.0;
+        // A plain flag beside the sum (not an optional<double>): GCC 12 reads a reset optional as
+        // maybe-uninitialised, and CI builds with -Werror.
+        double step_cost = 0;
+        bool costed = true;
         std::vector<std::string> basis;
         if (prices.per_hour) {
-            *step_cost += *prices.per_hour * e.step_seconds / 3600;
+            step_cost += *prices.per_hour * e.step_seconds / 3600;
             basis.push_back(fmt::format("${}/h x measured step time", *prices.per_hour));
         }
         if (prices.per_kwh) {
             if (e.joules_per_step) {
-                *step_cost += *prices.per_kwh * *e.joules_per_step / 3.6e6;
+                step_cost += *prices.per_kwh * *e.joules_per_step / 3.6e6;
                 basis.push_back(fmt::format("${}/kWh x measured energy ({})", *prices.per_kwh, e.energy_scope));
             } else {
-                step_cost.reset();
+                costed = false;
                 basis.push_back("billed by energy, but no energy was measured");
             }
         }
         if (!prices.any()) {
-            step_cost.reset();
+            costed = false;
             basis.push_back("no price given (diagnose --price-per-hour, --watts-price)");
         }
         for (const auto& b : basis)
             e.cost_basis += (e.cost_basis.empty() ? "" : "; ") + b;
-        if (step_cost) {
-            e.cost_per_million = *step_cost / e.units_per_step * 1e6;
+        if (costed) {
+            e.cost_per_million = step_cost / e.units_per_step * 1e6;
             if (*e.cost_per_million > 0) e.units_per_dollar = 1e6 / *e.cost_per_million;
-            e.cost_per_hour = *step_cost / e.step_seconds * 3600;
+            e.cost_per_hour = step_cost / e.step_seconds * 3600;
         }
         out.push_back(std::move(e));
     }
