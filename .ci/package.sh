@@ -52,10 +52,11 @@ status=0
     man -w clprobe | grep -q '^/usr/share/man/man1/clprobe.1'
     # The installed layer, found from the installed binary and loaded into the traced program
     # (clprobe list itself, an OpenCL program): its records open with the layer's header line.
-    records=$(mktemp)
+    # --records names a folder: one PID.rec per process of the traced job.
+    records=$(mktemp -d)
     /usr/bin/clprobe trace --no-ceilings -q --records "$records" -- /usr/bin/clprobe list >/dev/null
-    grep -q '^H' "$records"
-    rm -f "$records"
+    grep -q '^H' "$records"/*.rec
+    rm -rf "$records"
     # The installed completion, sourced as bash-completion would, completes a subcommand.
     bash -c 'source /usr/share/bash-completion/completions/clprobe && COMP_LINE="clprobe di" COMP_POINT=10 \
         COMP_WORDS=(clprobe di) COMP_CWORD=1 && _clprobe && [ "${COMPREPLY[*]}" = diagnose ]'
