@@ -68,8 +68,9 @@ void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const La
             }
             joules[i].push_back(*e.joules);
             seconds[i].push_back(window.seconds);
-            worst_error[i] = std::max(worst_error[i], window_error(*sensors[i], window.aligned && align == i,
-                                                                   intervals[i], window.seconds, *e.joules));
+            worst_error[i] =
+                std::max(worst_error[i], window_error(*sensors[i], window.aligned && align == i, intervals[i],
+                                                      window.seconds, *e.joules, window.edge_seconds));
         }
     }
     const double n = static_cast<double>(steps);

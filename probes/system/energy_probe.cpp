@@ -67,7 +67,7 @@ class EnergyProbe final : public Probe {
                 }
                 watts[i].push_back(*e.sensors[i].joules / e.seconds);
                 worst[i] = std::max(worst[i], window_error(*sensors[i], e.aligned && align == i, intervals[i],
-                                                           e.seconds, *e.sensors[i].joules));
+                                                           e.seconds, *e.sensors[i].joules, e.edge_seconds));
             }
         }
         for (std::size_t i = 0; i < sensors.size(); ++i) {

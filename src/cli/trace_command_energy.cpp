@@ -52,8 +52,8 @@ void ProgramEnergy::record(ProbeResult& out, const ChildRun& run) const {
             lost.push_back({{"sensor", sensor.name()}, {"error", e.joules ? "the program ran for no time" : e.error}});
             continue;
         }
-        const double sensor_error =
-            window_error(sensor, window_->aligned && found_.align == i, found_.intervals[i], window, *e.joules);
+        const double sensor_error = window_error(sensor, window_->aligned && found_.align == i, found_.intervals[i],
+                                                 window, *e.joules, window_->edge_seconds);
         // Against the lifetime's energy E_l = E_w x lifetime / window (the power taken as even):
         // |reported - E_l| <= E_w x sensor_error + the outside time's share, over E_l.
         const double error = (window * sensor_error + outside) / lifetime;

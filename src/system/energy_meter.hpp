@@ -22,7 +22,12 @@ struct SensorEnergy {
 
 struct WindowEnergy {
     double seconds = 0;
-    bool aligned = false;               // both ends fell on updates of the aligned counter (align_to)
+    bool aligned = false;  // both ends fell on updates of the aligned counter (align_to)
+    // How late each end may have seen its update, added: the time between the last reading that
+    // still showed the old value and the one that showed the new. Polled every 50 us on a quiet
+    // machine; a loaded one can starve the poll for hundreds of milliseconds, which the window's
+    // time then lacks while its energy holds it, so the bound grows by it (window_error).
+    double edge_seconds = 0;
     std::vector<SensorEnergy> sensors;  // in the order of the meter's sensors
 };
 
@@ -54,7 +59,8 @@ class EnergyMeter {
     void sample_powers(Clock::time_point now);
     void read_counters(Clock::time_point now);
     // Polls the aligned counter until it changes; its new value, or nullopt after the limit.
-    std::optional<double> wait_for_update();
+    // `edge_seconds`: how long before it was seen the change may have happened.
+    std::optional<double> wait_for_update(double& edge_seconds);
     void sampler_loop();
 
     EnergySensors& sensors_;
@@ -65,6 +71,7 @@ class EnergyMeter {
     Clock::time_point last_counter_read_;
     double align_limit_ = 0;
     bool start_aligned_ = false;
+    double start_edge_ = 0;
     std::vector<std::optional<double>> counter_start_;
     // Power samplers: the last reading and its time, the integral so far, the first error.
     std::vector<std::optional<double>> last_watts_;
@@ -102,9 +109,10 @@ double energy_relative_error(double interval_seconds, double window_seconds, dou
 double aligned_relative_error(double interval_seconds, double window_seconds, double resolution_joules, double joules);
 
 // One sensor's bound for one window: aligned_relative_error when the window was aligned to it,
-// else energy_relative_error; a sampler's resolution (W) counts over the whole window.
+// else energy_relative_error; a sampler's resolution (W) counts over the whole window. An aligned
+// window's `edge_seconds` (WindowEnergy) beyond 0.2 ms adds to its bound.
 double window_error(const EnergySensor& sensor, bool aligned_to_it, double interval_seconds, double window_seconds,
-                    double joules);
+                    double joules, double edge_seconds = 0);
 
 // The counter to align windows to: the one with the longest interval (the others' bounds are
 // smaller by their own intervals); nullopt when no sensor is a counter.

@@ -317,6 +317,9 @@ TEST_CASE("alignment: the coarsest counter; a counter that never updates leaves 
     // An aligned counter's bound is one interval over the window; an unaligned one's two.
     CHECK(window_error(*d.sensors[0], true, 0.01, 1.0, 10) == Approx(0.0102 + 2e-7));
     CHECK(window_error(*d.sensors[0], false, 0.01, 1.0, 10) == Approx(0.02 + 2e-7));
+    // An end seen late (a starved poll) widens the aligned bound by the lateness past 0.2 ms.
+    CHECK(window_error(*d.sensors[0], true, 0.01, 1.0, 10, 0.1002) == Approx(0.0102 + 0.1 + 2e-7));
+    CHECK(window_error(*d.sensors[0], true, 0.01, 1.0, 10, 1e-4) == Approx(0.0102 + 2e-7));
 }
 
 TEST_CASE("EnergyMeter: counters read inside a long window keep every wrap", "[energy]") {
