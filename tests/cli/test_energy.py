@@ -5,9 +5,11 @@ that power within the sampling error the report states; the same for a traced pr
 best value / cheapest table in compare (text and JSON) and fleet (every format)."""
 import json
 import os
+import atexit
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
@@ -32,11 +34,20 @@ try:
 except OSError:
     pass
 tmp = os.path.join(os.path.dirname(path), ".energy_uj.tmp")
+gap_tmp, gap_path = path + ".gap.tmp", path + ".gap"
+last, longest = time.monotonic(), 0.0
 while True:
     uj = int((time.monotonic() - start) * watts * 1e6) % range_uj
     with open(tmp, "w") as f:
         f.write(f"{uj}\\n")
     os.replace(tmp, path)
+    now = time.monotonic()
+    if now - last > longest:
+        longest = now - last
+        with open(gap_tmp, "w") as f:
+            f.write(repr(longest))
+        os.replace(gap_tmp, gap_path)
+    last = now
     time.sleep(tick)
 """
 
@@ -64,6 +75,15 @@ class FakePackage:
         self.process.kill()
         self.process.wait()
 
+    def longest_gap(self):
+        """The longest time between two finished writes (a blocked or starved writer leaves a stale
+        count: what the meter read then says nothing about the meter)."""
+        try:
+            with open(os.path.join(self.dir, "energy_uj.gap")) as f:
+                return float(f.read())
+        except (OSError, ValueError):
+            return 0.0
+
 
 def measurements(result, metric):
     return [m for m in result["measurements"] if m["metric"] == metric]
@@ -79,8 +99,18 @@ def glm_run(extra=(), env=None):
         return r, path, json.load(f)
 
 
+def fixture_root():
+    """The fixture tree in memory (/dev/shm) where there is one: a rename on a disk busy with other
+    writes (a build beside the tests) blocked the writer for over 100 ms."""
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        d = tempfile.mkdtemp(prefix="clprobe-energy-", dir="/dev/shm")
+        atexit.register(shutil.rmtree, d, True)
+        return d
+    return temp_dir()
+
+
 def test_joules_per_glm_step_match_the_fixture_power():
-    root = temp_dir()
+    root = fixture_root()
     package = FakePackage(root)
     try:
         r, _, doc = glm_run(env={"CLPROBE_SYSFS_ROOT": root, "CLPROBE_NVML_LIBRARY": "/nonexistent/libnvml.so"})
@@ -91,14 +121,19 @@ def test_joules_per_glm_step_match_the_fixture_power():
     expect(energy["status"] == "ok", f"system.energy: {energy['status']} {energy['reason']}", r)
     sensor = energy["attributes"]["sensors"][0]
     expect(sensor["scope"] == "cpu package 0" and sensor["kind"] == "energy_counter", f"sensor: {sensor}")
+    glm = results["glm.pipeline"]
+    expect(glm["status"] == "ok", f"glm.pipeline: {glm['status']} {glm['reason']}", r)
+    stalled = package.longest_gap()
+    if stalled > 10 * TICK:
+        print(f"  the fixture's writer stalled {stalled * 1e3:.0f} ms (a busy machine): its count was stale, "
+              "so the joules are not checked")
+        return
     idle = measurements(energy, "system.energy.idle_power")
     expect(len(idle) == 1, f"idle power: {idle}")
     error = sensor["idle_relative_error"]
     for w in idle[0]["samples"]:
         expect(abs(w - WATTS) <= error * WATTS, f"idle power {w:.3f} W, expected {WATTS} W within {error:.1%}")
 
-    glm = results["glm.pipeline"]
-    expect(glm["status"] == "ok", f"glm.pipeline: {glm['status']} {glm['reason']}", r)
     windows = {w["labels"]["variant"]: w for w in glm["attributes"]["energy"]["windows"]}
     joules = measurements(glm, "glm.pipeline.step_energy")
     expect(len(joules) == 4, f"a step_energy per variant: {[m['labels'] for m in joules]}")
@@ -192,7 +227,7 @@ def traced_program(argv, env):
 def test_trace_app_energy_matches_the_fixture_power():
     # 5 s: longer than the fixture counter's 4 s range, so the figure is right only if the counter
     # is read inside the window too (every wrap unwound), not at its two ends alone.
-    root = temp_dir()
+    root = fixture_root()
     package = FakePackage(root)
     try:
         r, program = traced_program(["/bin/sleep", "5"], {"CLPROBE_SYSFS_ROOT": root, "CLPROBE_NVML_LIBRARY": NO_NVML})

@@ -89,6 +89,12 @@ TEST_CASE("StepEnergy: joules per step on a fixture counter at a known power", "
     CHECK(bound < 0.1);
     const double interval = out.attributes["energy"]["sensors"][0]["interval_seconds"].get<double>();
     CHECK(interval >= 0.019);  // measured, not assumed: the fixture updates every 20 ms
+    // A writer the machine held up for several of its ticks left a stale count: what the meter
+    // read then says nothing about the meter.
+    if (zone.longest_gap_seconds() > 0.1) {
+        WARN("the fixture's writer stalled " << zone.longest_gap_seconds() << " s: joules per window not checked");
+        return;
+    }
     for (std::size_t k = 0; k < 3; ++k) {
         const double expected = times[0]->samples[k] * watts;
         INFO("window " << k << ": " << joules[0]->samples[k] << " J/step reported, " << expected
