@@ -209,8 +209,11 @@ void pipelines(std::string& out, const RunReport& r) {
     // Step-time metrics whose charts carry the stage metric that drew them ("<pipeline>.step_time").
     std::vector<std::string> drawn;
     for (auto& [metric, chart] : charts) {
+        // A named reference, not the structured binding: clang 14 (the sanitizer build) cannot
+        // capture a binding in a lambda.
+        const auto& this_chart = chart;
         const auto twin = std::find_if(drawn.begin(), drawn.end(),
-                                       [&](const std::string& d) { return same_rows(charts.at(d), chart); });
+                                       [&](const std::string& d) { return same_rows(charts.at(d), this_chart); });
         if (twin != drawn.end()) {
             out += fmt::format(
                 "<p class=\"meta\"><code>{}</code> holds the same stage times as <code>{}</code>, "
