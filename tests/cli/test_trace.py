@@ -55,12 +55,11 @@ def facts(report):
 
 
 def without_uncached_builds(report, found):
-    """The planted programs run for well under a second. PoCL caches their kernels' binaries (the
-    untraced run warms it), so building costs them little; a driver without a binary cache (Intel's
-    CPU runtime compiles every run, ~0.3 s) rightly finds that building from source is most of such
-    a short program's time. There, the planted pattern must lead the findings after that one."""
-    if "Portable Computing Language" in report.get("device", {}).get("platform_name", ""):
-        return found
+    """The planted programs run for well under a second, so building their kernels from source is a
+    large share of them wherever it is slow: on a driver without a binary cache (Intel's CPU runtime
+    compiles every run, ~0.3 s), and on PoCL too when the machine is busy (its cached build took
+    long enough under a load of 7 to outrank 'trace.transfer.small'). That share is the machine's
+    and rightly found; the planted pattern must lead the findings after it."""
     return [f for f in found if f["id"] != "trace.build.from_source"]
 
 
