@@ -290,7 +290,8 @@ TEST_CASE("drift: a probe whose checks disagree is compared as measured, not sca
     // it would call the workload 3x slower. The check after it disagrees, so the medians compare.
     const auto a = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {110, 40});
     const auto b = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {37, 40}, {{110, 40}});
-    const auto& work = metric(compare_reports(a, b), "glm.gradient.time");
+    const Comparison c = compare_reports(a, b);  // kept: `work` refers into it
+    const auto& work = metric(c, "glm.gradient.time");
     CHECK(work.method == Method::median);
     CHECK(work.verdict == Verdict::within_noise);
     // The last probe of a run has no check after it: compared as measured too.
@@ -300,7 +301,8 @@ TEST_CASE("drift: a probe whose checks disagree is compared as measured, not sca
     CHECK(metric(compare_reports(a, last), "glm.gradient.time").method == Method::median);
     // Checks that agree within 20% scale by their mean.
     const auto steady = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {100, 40}, {{110, 40}});
-    const auto& scaled = metric(compare_reports(a, steady), "glm.gradient.time");
+    const Comparison steady_c = compare_reports(a, steady);
+    const auto& scaled = metric(steady_c, "glm.gradient.time");
     CHECK(scaled.method == Method::normalised);
     CHECK(*scaled.reference_b == Approx(105));
 }
