@@ -31,4 +31,8 @@ MeteredSensors find_metered_sensors() {
     return out;
 }
 
+double EnergyWindowPlan::seconds_for(double interval_seconds) const {
+    return std::clamp(window_for_error(interval_seconds, target_error), min_seconds, max_seconds);
+}
+
 }  // namespace clprobe

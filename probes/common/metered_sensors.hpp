@@ -37,4 +37,14 @@ struct MeteredSensors {
 // counter's update interval (up to interval_limit_seconds each).
 MeteredSensors find_metered_sensors();
 
+// How long an energy window is and how many a probe takes: long enough that the sensors' sampling
+// interval costs at most `target_error`, within the mode's limits (system.energy's idle windows and
+// StepEnergy's step windows differ only in these figures).
+struct EnergyWindowPlan {
+    double target_error;
+    double min_seconds, max_seconds;
+    int windows;
+    double seconds_for(double interval_seconds) const;
+};
+
 }  // namespace clprobe

@@ -14,18 +14,11 @@ namespace clprobe {
 
 namespace {
 
-// The error the window is sized for: each end of a window is off by up to one sampling interval.
-constexpr double target_error = 0.05;
-
-struct WindowPlan {
-    double min_seconds, max_seconds;
-    int windows;
-};
-
-WindowPlan plan_for(RunMode mode) {
-    if (mode == RunMode::quick) return {0.1, 1.0, 3};
-    if (mode == RunMode::full) return {0.5, 4.0, 5};
-    return {0.2, 2.0, 3};
+// Step windows: each end is off by up to one sampling interval; 5% keeps a mode's steps short.
+EnergyWindowPlan plan_for(RunMode mode) {
+    if (mode == RunMode::quick) return {0.05, 0.1, 1.0, 3};
+    if (mode == RunMode::full) return {0.05, 0.5, 4.0, 5};
+    return {0.05, 0.2, 2.0, 3};
 }
 
 }  // namespace
@@ -39,9 +32,9 @@ void StepEnergy::measure(ProbeResult& out, const std::string& pipeline, const La
     if (found_.empty()) return;
     EnergySensors& sensors = found_.sensors;
     const std::vector<double>& intervals = found_.intervals;
-    const WindowPlan plan = plan_for(mode_);
+    const EnergyWindowPlan plan = plan_for(mode_);
     const double interval = found_.longest_interval();
-    const double target = std::clamp(window_for_error(interval, target_error), plan.min_seconds, plan.max_seconds);
+    const double target = plan.seconds_for(interval);
     // One step first: it says how many make a window (and warms what the sampler left cold).
     const auto t0 = std::chrono::steady_clock::now();
     step();
@@ -124,7 +117,7 @@ void StepEnergy::record_attributes(ProbeResult& out) const {
          fmt::format("each variant's step repeated until a window spans 2 x interval / {:.0f}% (at least {:.2g} s, at "
                      "most {:.2g} s), after its timed samples; energy per step = the window's energy / steps; the "
                      "error bound is 2 sampling intervals over the window",
-                     target_error * 100, plan_for(mode_).min_seconds, plan_for(mode_).max_seconds)}};
+                     plan_for(mode_).target_error * 100, plan_for(mode_).min_seconds, plan_for(mode_).max_seconds)}};
 }
 
 }  // namespace clprobe

@@ -16,18 +16,12 @@ namespace clprobe {
 
 namespace {
 
-// Idle power is the floor a step's energy sits on; 2% keeps it well inside run-to-run spread.
-constexpr double target_error = 0.02;
-
-// Idle windows: long enough for the target error, short enough to keep the system layer quick.
-struct IdlePlan {
-    double min_seconds, max_seconds;
-    int windows;
-};
-IdlePlan idle_plan(RunMode mode) {
-    if (mode == RunMode::quick) return {0.1, 0.5, 3};
-    if (mode == RunMode::full) return {0.5, 2.0, 5};
-    return {0.2, 1.0, 3};
+// Idle windows: 2% (idle power is the floor a step's energy sits on, so it is held well inside
+// run-to-run spread), short enough to keep the system layer quick.
+EnergyWindowPlan idle_plan(RunMode mode) {
+    if (mode == RunMode::quick) return {0.02, 0.1, 0.5, 3};
+    if (mode == RunMode::full) return {0.02, 0.5, 2.0, 5};
+    return {0.02, 0.2, 1.0, 3};
 }
 
 class EnergyProbe final : public Probe {
@@ -37,7 +31,7 @@ class EnergyProbe final : public Probe {
     std::string title() const override { return "Energy sensors and idle power"; }
     bool needs_device() const override { return false; }
     double expected_seconds(RunMode mode) const override {
-        const IdlePlan p = idle_plan(mode);
+        const EnergyWindowPlan p = idle_plan(mode);
         return p.min_seconds * p.windows;
     }
 
@@ -47,9 +41,8 @@ class EnergyProbe final : public Probe {
         EnergySensors& sensors = found.sensors;
         const std::vector<double>& intervals = found.intervals;
         nlohmann::json& listed = found.listed;
-        const IdlePlan plan = idle_plan(ctx.options.mode);
-        const double window =
-            std::clamp(window_for_error(found.longest_interval(), target_error), plan.min_seconds, plan.max_seconds);
+        const EnergyWindowPlan plan = idle_plan(ctx.options.mode);
+        const double window = plan.seconds_for(found.longest_interval());
         EnergyMeter meter(sensors, sampler_poll_seconds);
         const auto align = found.align;
         if (align) meter.align_to(*align, interval_limit_seconds);
