@@ -234,7 +234,9 @@ constexpr size_t small_items = 4096;  // work-items of the "small kernel" modes
 
 // Planted: a wait after every kernel. The kernels are tiny, so the host's clFinish round trips,
 // not the device work, make up the run time.
-void run_sync_each(Cl& cl, int steps) {
+// `steps` tiny kernels, each waited for; every item of the result should equal `steps`. The
+// fork_workers mode runs it in each child.
+std::vector<uint32_t> waited_kernels(Cl& cl, int steps) {
     cl_program program = build_program(cl);
     cl_kernel add_one = make_kernel(program, "add_one");
     cl_mem data = make_buffer(cl, CL_MEM_READ_WRITE, small_items * sizeof(uint32_t));
@@ -244,7 +246,11 @@ void run_sync_each(Cl& cl, int steps) {
         launch(cl.queue, add_one, small_items);
         check(clFinish(cl.queue), "clFinish");
     }
-    auto result = read_back(cl.queue, data, small_items);
+    return read_back(cl.queue, data, small_items);
+}
+
+void run_sync_each(Cl& cl, int steps) {
+    auto result = waited_kernels(cl, steps);
     expect_all(result, static_cast<uint32_t>(steps), "sync_each");
     std::printf("kernels %d\nfinishes %d\n", steps, steps);
     print_checksum(checksum(result));
@@ -690,16 +696,7 @@ int run_fork_workers(int steps) {
         }
         if (pids[w] == 0) {
             Cl cl = open_device();
-            cl_program program = build_program(cl);
-            cl_kernel add_one = make_kernel(program, "add_one");
-            cl_mem data = make_buffer(cl, CL_MEM_READ_WRITE, small_items * sizeof(uint32_t));
-            fill_zero(cl.queue, data, small_items * sizeof(uint32_t));
-            set_arg(add_one, 0, data);
-            for (int i = 0; i < steps; ++i) {
-                launch(cl.queue, add_one, small_items);
-                check(clFinish(cl.queue), "clFinish");
-            }
-            auto result = read_back(cl.queue, data, small_items);
+            const auto result = waited_kernels(cl, steps);
             const bool ok = std::all_of(result.begin(), result.end(),
                                         [&](uint32_t v) { return v == static_cast<uint32_t>(steps); });
             // Released as a Python worker's objects are when its function returns; then _exit.
