@@ -17,7 +17,8 @@ namespace {
 
 struct Placed {
     const Measurement* m = nullptr;
-    std::string probe;  // the id of the probe that measured it
+    const ProbeResult* result = nullptr;  // the probe that measured it
+    std::string probe;                    // its id
 };
 
 struct Keyed {
@@ -30,7 +31,7 @@ Keyed index(const RunReport& r) {
     for (const auto& p : r.results)
         for (const auto& m : p.measurements) {
             const auto key = pairing_key(m);
-            if (k.by_key.emplace(key, Placed{&m, p.id}).second) k.order.push_back(key);
+            if (k.by_key.emplace(key, Placed{&m, &p, p.id}).second) k.order.push_back(key);
         }
     return k;
 }
@@ -122,28 +123,28 @@ struct References {
     const std::optional<MachineDrift>* a = nullptr;
     const std::optional<MachineDrift>* b = nullptr;
     bool same_driver = true;
+    bool cpu_device_a = false, cpu_device_b = false;  // the device's work runs on the host's CPUs
 };
 
-MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareOptions& o, const References& refs,
-                              unsigned seed) {
+// Why a figure of probe `p` in run `run` ("A" or "B") is not judged, or "" when it is: the host's
+// other load during the probe, where that load reaches the figure. A device-timed figure of a
+// device that is not the host's CPUs (a GPU's kernel time) is not reached by the host's load; its
+// host-timed figures (launch round trips, builds, transfers timed on the host) are.
+std::string disturbance_of(const Placed& p, const char* run, bool cpu_device) {
+    if (p.result == nullptr || !p.result->host_load) return {};
+    if (!cpu_device && p.m->timer == TimerKind::device_profiling) return {};
+    const HostLoad& l = *p.result->host_load;
+    if (l.cpus <= 0) return {};
+    const double busy = l.others_cpus + l.steal_cpus;
+    if (busy < host_busy_share * l.cpus) return {};
+    return fmt::format("{}: {} ran beside {:.1f} of {} CPUs of other work{}", run, p.probe, busy, l.cpus,
+                       l.steal_cpus >= 0.05 ? fmt::format(" ({:.1f} stolen by the hypervisor)", l.steal_cpus) : "");
+}
+
+// Fills c's ratio, interval, band and method; returns the verdict they give.
+Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, const CompareOptions& o,
+                      const References& refs, unsigned seed) {
     const Measurement &a = *pa.m, &b = *pb.m;
-    MetricComparison c = describe(a);
-    c.median_a = a.summary.median;
-    c.median_b = b.summary.median;
-    if (c.fact || b.timer == TimerKind::none) {
-        c.fact = true;
-        const bool equal = std::fabs(a.summary.median - b.summary.median) <=
-                           1e-9 * std::max(std::fabs(a.summary.median), std::fabs(b.summary.median));
-        c.verdict = equal ? Verdict::same : Verdict::changed;
-        c.ratio = a.summary.median != 0 ? b.summary.median / a.summary.median : 1;
-        c.raw_ratio = c.ratio_low = c.ratio_high = c.ratio;
-        return c;
-    }
-    if (a.summary.median <= 0 || b.summary.median <= 0 || a.samples.empty() || b.samples.empty()) {
-        c.verdict = Verdict::within_noise;
-        return c;
-    }
-    c.raw_ratio = b.summary.median / a.summary.median;
     // A verdict needs the whole interval beyond the band: a significant but tiny change is still
     // noise to a reader, and a large change with a wide interval is not yet established. The band
     // is each run's own spread: the machine's drift between the runs is compared on its own
@@ -156,8 +157,7 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
         c.method = Method::best_of;
         c.ratio = c.ratio_low = c.ratio_high = best_a > 0 ? best_b / best_a : 1;
         c.band = std::max(o.threshold, gap_a + gap_b);
-        c.verdict = verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
-        return c;
+        return verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
     }
     std::tie(c.ratio_low, c.ratio_high) = bootstrap_ratio_interval(a.samples, b.samples, o.bootstrap_resamples, seed);
     c.ratio = c.raw_ratio;
@@ -190,7 +190,35 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
             c.ratio_high *= factor;
         }
     }
-    c.verdict = verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
+    return verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
+}
+
+MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareOptions& o, const References& refs,
+                              unsigned seed) {
+    const Measurement &a = *pa.m, &b = *pb.m;
+    MetricComparison c = describe(a);
+    c.median_a = a.summary.median;
+    c.median_b = b.summary.median;
+    if (c.fact || b.timer == TimerKind::none) {
+        c.fact = true;
+        const bool equal = std::fabs(a.summary.median - b.summary.median) <=
+                           1e-9 * std::max(std::fabs(a.summary.median), std::fabs(b.summary.median));
+        c.verdict = equal ? Verdict::same : Verdict::changed;
+        c.ratio = a.summary.median != 0 ? b.summary.median / a.summary.median : 1;
+        c.raw_ratio = c.ratio_low = c.ratio_high = c.ratio;
+        return c;
+    }
+    if (a.summary.median <= 0 || b.summary.median <= 0 || a.samples.empty() || b.samples.empty()) {
+        c.verdict = Verdict::within_noise;
+        return c;
+    }
+    c.raw_ratio = b.summary.median / a.summary.median;
+    for (const auto& d : {disturbance_of(pa, "A", refs.cpu_device_a), disturbance_of(pb, "B", refs.cpu_device_b)})
+        if (!d.empty()) c.disturbance += (c.disturbance.empty() ? "" : "; ") + d;
+    const Verdict measured = compare_timed(c, pa, pb, o, refs, seed);
+    // Still measured and shown (ratio, interval), but a figure its probe shared with other load is
+    // not judged.
+    c.verdict = c.disturbance.empty() ? measured : Verdict::disturbed;
     return c;
 }
 
@@ -324,6 +352,10 @@ void explain(Comparison& c) {
             it->second.first, it->second.second));
 }
 
+bool is_cpu_device(const RunReport& r) {
+    return r.device && r.device->type == "cpu";
+}
+
 std::string report_label(const RunReport& r) {
     return fmt::format("{} on {}", r.created_at, r.device ? r.device->name : r.host.hostname);
 }
@@ -350,7 +382,7 @@ void one_sided(const std::vector<Item>& a, const std::vector<Item>& b, std::vect
 
 std::string_view to_string(Verdict v) {
     constexpr std::string_view names[] = {"faster", "slower",    "within_noise", "changed",
-                                          "same",   "only_in_a", "only_in_b"};  // Verdict's order
+                                          "same",   "only_in_a", "only_in_b",    "disturbed"};  // Verdict's order
     return names[static_cast<std::size_t>(v)];
 }
 
@@ -490,7 +522,7 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     c.threshold = options.threshold;
     c.driver = driver_change(a, b);
     c.machine = machine_comparison(a, b, options.threshold, !c.driver);
-    const References refs{&a.drift, &b.drift, !c.driver};
+    const References refs{&a.drift, &b.drift, !c.driver, is_cpu_device(a), is_cpu_device(b)};
     const Keyed ka = index(a), kb = index(b);
     unsigned seed = 12345;
     for (const auto& key : ka.order) {

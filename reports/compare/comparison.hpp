@@ -17,6 +17,9 @@ enum class Verdict {
     same,          // a fact is equal
     only_in_a,
     only_in_b,
+    // Not judged: other processes or the hypervisor took a share of the CPUs while its probe ran in
+    // A or B (ProbeResult::host_load), so the figure measured that load as much as the device.
+    disturbed,
 };
 std::string_view to_string(Verdict v);
 
@@ -52,6 +55,9 @@ struct MetricComparison {
     std::optional<double> reference_a, reference_b;
     std::string reference_series;  // normalised: "compute" (the FMA reference)
     Verdict verdict = Verdict::within_noise;
+    // disturbed: which run's probe, and how busy the host was ("B: kernel.compute.fp32 ran beside
+    // 1.4 of 2 CPUs of other work").
+    std::string disturbance;
 };
 
 struct EnvironmentDifference {
@@ -104,6 +110,13 @@ std::string describe(const DriverChange& change);
 std::string describe(const MachineComparison& machine);
 // "computes 2.0x slower than in A" for one series.
 std::string describe(const ReferenceShift& shift);
+
+// Other work on the host at or above this share of the CPUs clprobe may use, while a probe ran,
+// leaves its figures not judged. On a CPU device that is compute and memory bandwidth taken from
+// the probe: 2 CPUs of a compiler on a 2-CPU VM halved a ceiling and doubled a kernel's time (0.53x,
+// 1.9x between two runs of one build), and at a tenth of the CPUs the loss (if the load and the
+// probe overlap entirely) is already twice the default threshold.
+inline constexpr double host_busy_share = 0.1;
 
 struct CompareOptions {
     double threshold = 0.05;  // relative change below which nothing is called faster or slower

@@ -39,7 +39,8 @@ json comparison_to_json(const Comparison& c) {
                            {"reference_a", m.reference_a ? json(*m.reference_a) : json(nullptr)},
                            {"reference_b", m.reference_b ? json(*m.reference_b) : json(nullptr)},
                            {"reference_series", m.reference_series.empty() ? json(nullptr) : json(m.reference_series)},
-                           {"verdict", to_string(m.verdict)}});
+                           {"verdict", to_string(m.verdict)},
+                           {"disturbance", m.disturbance.empty() ? json(nullptr) : json(m.disturbance)}});
     json env = json::array();
     for (const auto& e : c.environment)
         env.push_back({{"field", e.field}, {"a", e.a}, {"b", e.b}});

@@ -133,14 +133,20 @@ json probe_result_to_json(const ProbeResult& p) {
     json measurements = json::array();
     for (const auto& m : p.measurements)
         measurements.push_back(measurement_to_json(m));
-    return {{"id", p.id},
-            {"layer", p.layer},
-            {"title", p.title},
-            {"status", to_string(p.status)},
-            {"reason", p.reason},
-            {"measurements", measurements},
-            {"attributes", p.attributes},
-            {"wall_seconds", p.wall_seconds}};
+    json out = {{"id", p.id},
+                {"layer", p.layer},
+                {"title", p.title},
+                {"status", to_string(p.status)},
+                {"reason", p.reason},
+                {"measurements", measurements},
+                {"attributes", p.attributes},
+                {"wall_seconds", p.wall_seconds}};
+    if (p.host_load)
+        out["host_load"] = {{"seconds", p.host_load->seconds},
+                            {"cpus", p.host_load->cpus},
+                            {"others_cpus", p.host_load->others_cpus},
+                            {"steal_cpus", p.host_load->steal_cpus}};
+    return out;
 }
 
 json report_to_json(const RunReport& r) {
@@ -447,6 +453,12 @@ ProbeResult read_probe_result(const Field& p) {
         pr.measurements.push_back(read_measurement(ms.index(k)));
     pr.attributes = p.at("attributes").object();
     pr.wall_seconds = p.at("wall_seconds").non_negative();
+    // Optional: reports of earlier versions, and probes that ran outside diagnose, have none.
+    if (p.has("host_load")) {
+        const Field l = p.at("host_load");
+        pr.host_load = HostLoad{l.at("seconds").non_negative(), l.at("cpus").integer<int>(0),
+                                l.at("others_cpus").non_negative(), l.at("steal_cpus").non_negative()};
+    }
     return pr;
 }
 

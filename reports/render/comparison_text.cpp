@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace clprobe {
 
 namespace {
@@ -54,6 +56,26 @@ std::string row(const MetricComparison& m, bool color) {
                        value(m.median_a), value(m.median_b), m.unit, ratio, verdict, how);
 }
 
+// The metrics not judged because other work shared the host with their probe: one line per probe
+// and run, so a reader sees which probes to rerun on a quieter machine.
+std::string disturbed_summary(const Comparison& c) {
+    std::vector<std::string> why;
+    int n = 0;
+    for (const auto& m : c.metrics) {
+        if (m.verdict != Verdict::disturbed) continue;
+        ++n;
+        if (std::find(why.begin(), why.end(), m.disturbance) == why.end()) why.push_back(m.disturbance);
+    }
+    if (n == 0) return {};
+    std::string out = fmt::format(
+        "{} metrics not judged: other work took {:.0f}% or more of the CPUs while their probe ran "
+        "(rerun on a quieter machine to judge them)\n",
+        n, 100 * host_busy_share);
+    for (const auto& w : why)
+        out += fmt::format("  {}\n", w);
+    return out;
+}
+
 }  // namespace
 
 std::string render_comparison_text(const Comparison& c, const RenderOptions& options) {
@@ -72,10 +94,11 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
         "ratio beyond max({:.0f}%, cv A + cv B); ceilings compare the faster half of their samples, timed metrics "
         "their samples "
         "scaled by the drift reference around their probe); facts: {} changed, {} same; {} only in A, {} only in "
-        "B\n\n",
+        "B\n",
         c.metrics.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::within_noise),
         100 * c.threshold, c.count(Verdict::changed), c.count(Verdict::same), c.count(Verdict::only_in_a),
         c.count(Verdict::only_in_b));
+    out += disturbed_summary(c) + "\n";
 
     const std::string header = fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", "metric", "A", "B", "unit",
                                            "B/A [95% interval]", "verdict");

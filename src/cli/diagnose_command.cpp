@@ -32,6 +32,7 @@
 #include "runtime/drift_monitor.hpp"
 #include "runtime/host_info.hpp"
 #include "runtime/probe_isolation.hpp"
+#include "runtime/probe_load_meter.hpp"
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
 #include "system/node_turn.hpp"
@@ -277,7 +278,8 @@ int run_diagnose(DiagnoseOptions o) {
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
     const std::unique_ptr<ProbeIsolator> isolator = make_isolator(o, run, session.get(), selected);
-    RunServices services{session.get(), activity.get(), device_error, turn.get(), {}};
+    ProbeLoadMeter load_meter;
+    RunServices services{session.get(), activity.get(), device_error, turn.get(), {}, &load_meter};
     if (isolator)
         services.isolate = [&](const std::vector<const Probe*>& batch, const std::vector<ProbeResult>& earlier,
                                const std::function<void(std::size_t)>& starting,

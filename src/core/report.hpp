@@ -43,6 +43,16 @@ struct Measurement {
     std::string note;  // how the number was obtained when not obvious (e.g. "best of 30 variants")
 };
 
+// What else the host ran while a probe measured (runtime/probe_load_meter): CPUs' worth of other
+// processes' time and of time the hypervisor stole, averaged over the probe, on the CPUs clprobe
+// may run on. On a CPU device that is compute and memory bandwidth the probe did not get.
+struct HostLoad {
+    double seconds = 0;      // the window measured: the probe's start to its result
+    int cpus = 0;            // CPUs counted (clprobe's affinity)
+    double others_cpus = 0;  // other processes' CPU seconds per second
+    double steal_cpus = 0;   // stolen CPU seconds per second
+};
+
 struct ProbeResult {
     std::string id;     // e.g. kernel.bandwidth
     std::string layer;  // system, topology, transfer, kernel
@@ -52,6 +62,7 @@ struct ProbeResult {
     std::vector<Measurement> measurements;
     nlohmann::json attributes = nlohmann::json::object();
     double wall_seconds = 0;
+    std::optional<HostLoad> host_load;  // diagnose measures it for every probe it runs
 };
 
 struct Evidence {

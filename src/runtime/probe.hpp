@@ -17,6 +17,7 @@ namespace clprobe {
 
 class DeviceSession;
 class ActivityMonitor;
+class ProbeLoadMeter;
 class NodeTurn;
 class Probe;
 
@@ -91,6 +92,8 @@ struct RunServices {
                               const std::function<void(std::size_t)>& starting,
                               const std::function<void(ProbeResult)>& finished)>
         isolate;
+    // Measures the host's other load around each probe (ProbeResult::host_load); null: not measured.
+    ProbeLoadMeter* load_meter = nullptr;
 };
 
 struct ProbeContext {

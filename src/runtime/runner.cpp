@@ -1,5 +1,7 @@
 #include "runtime/runner.hpp"
 
+#include "runtime/probe_load_meter.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <new>
@@ -9,6 +11,7 @@
 #include "cl/cl_error.hpp"
 #include "cl/command_trace.hpp"
 #include "core/stop_points.hpp"
+#include "runtime/probe_load_meter.hpp"
 #include "system/node_turn.hpp"
 
 namespace clprobe {
@@ -139,6 +142,7 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
     const std::vector<Probe*> selected = selected_probes(probes, options);
     if (hooks.on_plan) hooks.on_plan(std::vector<const Probe*>(selected.begin(), selected.end()));
     auto finished = [&](ProbeResult r) {
+        if (services.load_meter != nullptr) r.host_load = services.load_meter->stop();
         results.push_back(std::move(r));
         if (hooks.on_finish) hooks.on_finish(results.back());
     };
@@ -161,12 +165,14 @@ std::vector<ProbeResult> run_probes(const ProbeList& probes, const RunServices& 
                                                   selected.begin() + static_cast<std::ptrdiff_t>(end));
             auto starting = [&, first = i](std::size_t k) {
                 if (hooks.on_start) hooks.on_start(*batch[k], first + k, selected.size());
+                if (services.load_meter != nullptr) services.load_meter->start();
             };
             // `results` grows while the batch runs; the isolator reads it again for a new child.
             i += services.isolate(batch, results, starting, finished);
             continue;
         }
         if (hooks.on_start) hooks.on_start(*selected[i], i, selected.size());
+        if (services.load_meter != nullptr) services.load_meter->start();
         ProbeContext ctx{services.device, options, results, services.activity, services.device_error};
         finished(run_probe(*selected[i], ctx));
         ++i;

@@ -70,6 +70,11 @@ def timed(doc):
     return [m for m in doc["metrics"] if not m["fact"] and m["verdict"] in ("faster", "slower", "within_noise")]
 
 
+def disturbed(doc, prefix=""):
+    """Metrics compare left not judged: other work shared the host with their probe in A or B."""
+    return [m for m in doc["metrics"] if m["verdict"] == "disturbed" and m["metric"].startswith(prefix)]
+
+
 def test_same_machine_twice_passes():
     base, _ = diagnose("base")
     again, _ = diagnose("again")
@@ -104,7 +109,10 @@ def test_one_compute_unit_fewer_fails_naming_it():
     expect("device.compute_units" in g.stderr and "computes" in g.stderr, "the gate does not name the compute units",
            g)
     slower = {m["metric"] for m in called(cmp) if m["verdict"] == "slower"}
-    expect(any(m.startswith("kernel.peak.fp") for m in slower), f"no ceiling called slower: {sorted(slower)}", g)
+    if disturbed(cmp, "kernel.peak.fp"):
+        print(f"(ceilings not judged: {disturbed(cmp, 'kernel.peak.fp')[0]['disturbance']})")
+    else:
+        expect(any(m.startswith("kernel.peak.fp") for m in slower), f"no ceiling called slower: {sorted(slower)}", g)
     expect(cmp["machine"]["shifts"][0]["series"] == "compute" and cmp["machine"]["shifts"][0]["verdict"] == "slower",
            f"the machine's compute is not called slower: {cmp['machine']['text']}")
     c = run("compare", base, fewer)
@@ -116,6 +124,11 @@ def test_planted_slower_kernel_fails_naming_that_workload():
     base, _ = diagnose("base")
     slow, _ = diagnose("planted", "--kernel-dir", planted_kernels())
     g, doc = gate(base, slow)
+    # The gate judges only what was measured on a quiet host; a GLM probe that shared the CPUs with
+    # other work in either run is reported as not judged, and there is nothing to assert.
+    if disturbed(doc, "glm.gradient"):
+        print(f"(not judged: {disturbed(doc, 'glm.gradient')[0]['disturbance']}; the case is not asserted)")
+        return
     expect(g.rc == 4, "the gate passed a GLM kernel made slower", g)
     slower = [m for m in called(doc) if m["verdict"] == "slower"]
     expect(any(m["metric"].startswith("glm.gradient") and m["headline"] for m in slower),

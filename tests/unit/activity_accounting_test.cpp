@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "system/activity_accounting.hpp"
+#include "system/host_load.hpp"
 
 using namespace clprobe;
 
@@ -194,4 +195,23 @@ TEST_CASE("activity: swap counters, when the kernel has them", "[system][activit
     none.add(n0);
     none.add(snapshot(1, cpu(0, 100), cpu(0, 100), 0, {}));
     CHECK_FALSE(none.summary().swap_in_pages.has_value());
+}
+
+TEST_CASE("activity: a probe's host load counts others and steal per second, not clprobe's child",
+          "[system][activity]") {
+    // 2 s on 2 CPUs: the probe's child process (a child of clprobe) 150 ticks, a compiler 200, 20 stolen.
+    const auto first = snapshot(
+        0, cpu(0, 0), cpu(0, 0), 0,
+        {process(self_pid, "clprobe", 0), process(1001, "clprobe", 0, 10, self_pid), process(42, "cc1plus", 300)});
+    const auto last = snapshot(
+        2, cpu(150, 40, 10), cpu(200, 0, 10), 0,
+        {process(self_pid, "clprobe", 0), process(1001, "clprobe", 150, 10, self_pid), process(42, "cc1plus", 500)});
+    const auto load = host_load_between(first, last, self_pid, hz);
+    REQUIRE(load);
+    CHECK(load->seconds == Approx(2));
+    CHECK(load->cpus == 2);
+    CHECK(load->others_cpus == Approx(1.0));  // 200 ticks of 350 busy over 2 s: the child is clprobe's
+    CHECK(load->steal_cpus == Approx(0.1));
+    // No time between the snapshots: nothing measured.
+    CHECK_FALSE(host_load_between(first, first, self_pid, hz));
 }

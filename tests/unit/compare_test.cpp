@@ -166,3 +166,46 @@ TEST_CASE("compare: trust notes present in one report only, matched by id", "[co
     CHECK(compare_reports(a, a).trust_notes_only_in_a.empty());
     CHECK(render_comparison_text(compare_reports(a, a)).find("Trust notes") == std::string::npos);
 }
+
+TEST_CASE("compare: a figure whose probe ran beside other work is not judged, and says which run", "[compare]") {
+    auto a = report_with({timed("kernel.peak.fp32", {}, around(160, 0.04)), timed("x.rate", {}, around(10, 0.04))});
+    auto b = report_with({timed("kernel.peak.fp32", {}, around(80, 0.04)), timed("x.rate", {}, around(20, 0.04))});
+    a.device->type = b.device->type = "cpu";
+    a.results[0].host_load = HostLoad{2.0, 2, 0.05, 0.0};  // quiet: 2.5% of the CPUs
+    SECTION("B's probe shared the CPUs with 1.4 CPUs of other work: no verdict, no regression") {
+        b.results[0].host_load = HostLoad{2.0, 2, 1.2, 0.2};
+        const auto c = compare_reports(a, b);
+        const auto& peak = find(c, "kernel.peak.fp32");
+        CHECK(peak.verdict == Verdict::disturbed);
+        CHECK(peak.ratio == Approx(0.5));  // still measured and shown
+        CHECK(peak.disturbance.find("B: kernel.compute.fp32") == 0);
+        CHECK(peak.disturbance.find("1.4 of 2 CPUs") != std::string::npos);
+        CHECK(peak.disturbance.find("stolen") != std::string::npos);
+        CHECK(c.headline_regressions().empty());
+        CHECK_FALSE(c.regressed());
+        const std::string text = render_comparison_text(c, {});
+        CHECK(text.find("2 metrics not judged") != std::string::npos);
+        CHECK(comparison_to_json(c)["metrics"][0]["verdict"] == "disturbed");
+    }
+    SECTION("below a tenth of the CPUs the verdict stands") {
+        b.results[0].host_load = HostLoad{2.0, 2, 0.19, 0.0};
+        const auto c = compare_reports(a, b);
+        CHECK(find(c, "kernel.peak.fp32").verdict == Verdict::slower);
+        CHECK(find(c, "kernel.peak.fp32").disturbance.empty());
+        CHECK(c.regressed());
+    }
+    SECTION("a GPU's device-timed figures are not reached by the host's load; host-timed ones are") {
+        a.device->type = b.device->type = "gpu";
+        b.results[0].host_load = HostLoad{2.0, 2, 1.5, 0.0};
+        b.results[0].measurements[1].timer = TimerKind::host_steady_clock;
+        a.results[0].measurements[1].timer = TimerKind::host_steady_clock;
+        const auto c = compare_reports(a, b);
+        CHECK(find(c, "kernel.peak.fp32").verdict == Verdict::slower);
+        CHECK(find(c, "x.rate").verdict == Verdict::disturbed);
+    }
+    SECTION("a report without host_load compares as measured") {
+        a.results[0].host_load.reset();
+        const auto c = compare_reports(a, b);
+        CHECK(find(c, "kernel.peak.fp32").verdict == Verdict::slower);
+    }
+}

@@ -83,6 +83,7 @@ RunReport sample_report() {
                                                {12.5, 11.0, 13.25}, TimerKind::host_steady_clock, false));
     bw.attributes = {{"buffer_bytes", 1073741824}, {"work_sizes", {256, 512}}, {"kernel", "copy"}};
     bw.wall_seconds = 4.75;
+    bw.host_load = HostLoad{4.5, 2, 0.375, 0.125};
     r.results.push_back(bw);
 
     ProbeResult fp64;
@@ -206,6 +207,13 @@ void check_same_report(const RunReport& a, const RunReport& b) {
         CHECK(pa.reason == pb.reason);
         CHECK(pa.attributes == pb.attributes);
         CHECK(pa.wall_seconds == pb.wall_seconds);
+        REQUIRE(pa.host_load.has_value() == pb.host_load.has_value());
+        if (pa.host_load) {
+            CHECK(pa.host_load->seconds == pb.host_load->seconds);
+            CHECK(pa.host_load->cpus == pb.host_load->cpus);
+            CHECK(pa.host_load->others_cpus == pb.host_load->others_cpus);
+            CHECK(pa.host_load->steal_cpus == pb.host_load->steal_cpus);
+        }
         REQUIRE(pa.measurements.size() == pb.measurements.size());
         for (std::size_t k = 0; k < pa.measurements.size(); ++k) {
             INFO("measurements[" << k << "]");
@@ -383,7 +391,11 @@ TEST_CASE("report JSON: writer emits exactly the fields of docs/report.schema.js
     CHECK(keys_of(j) == required_of(schema));
     CHECK(keys_of(j.at("host")) == required_of(defs.at("host")));
     CHECK(keys_of(j.at("device")) == required_of(defs.at("device")));
-    CHECK(keys_of(j.at("results")[0]) == required_of(defs.at("probe_result")));
+    auto result_keys = required_of(defs.at("probe_result"));
+    result_keys.insert("host_load");  // optional: on probes diagnose ran
+    CHECK(keys_of(j.at("results")[0]) == result_keys);
+    CHECK(keys_of(j.at("results")[0].at("host_load")) ==
+          required_of(defs.at("probe_result").at("properties").at("host_load")));
     CHECK(keys_of(j.at("results")[0].at("measurements")[0].at("summary")) == required_of(defs.at("summary")));
     CHECK(keys_of(j.at("findings")[1]) == required_of(defs.at("finding")));
     auto finding_keys = required_of(defs.at("finding"));
