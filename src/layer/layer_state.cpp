@@ -10,6 +10,7 @@
 
 #include "layer/command_log.hpp"
 #include "layer/record_line.hpp"
+#include "layer/space_budget.hpp"
 
 namespace clprobe::layer {
 
@@ -127,6 +128,11 @@ bool poll(const PendingEvent& e, RecordBatch& out) {
             std::fill(ns, ns + 4, 0);
             break;
         }
+    }
+    if (e.aggregate) {
+        aggregate_time(e.aggregate, ns[2], ns[3], status);
+        next.clReleaseEvent(e.event);
+        return true;
     }
     RecordLine line('T');
     line.num(e.seq).num(ns[0]).num(ns[1]).num(ns[2]).num(ns[3]).snum(status);
@@ -297,6 +303,7 @@ void shutdown() {
         }
     }
     out.flush();
+    if (g_space_limited.load()) write_aggregates(true);
     RecordLine x('X');
     x.num(now_ns());
     writer().close(x.line());

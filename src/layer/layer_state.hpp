@@ -73,9 +73,12 @@ uint64_t now_ns();  // CLOCK_MONOTONIC
 int thread_id();    // 1, 2, ... in order of first call
 
 // An event the layer holds a reference to until it can read the command's device timestamps.
+struct Aggregate;  // space_budget.hpp
 struct PendingEvent {
     cl_event event;
     uint64_t seq;
+    // A command kept out of a sampled timeline: its device time goes to this aggregate, no T.
+    Aggregate* aggregate = nullptr;
 };
 
 struct QueueState {
