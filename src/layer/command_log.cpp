@@ -125,7 +125,7 @@ void write_calls(const StagedCall* calls, unsigned n, int thread) {
     };
     Watch watches[stage_capacity];
     unsigned watched = 0;
-    RecordBatch text;
+    RecordBatch text(limited);
     for (unsigned i = 0; i < n; ++i) {
         const StagedCall& c = calls[i];
         if (!keep[i]) {
@@ -137,8 +137,22 @@ void write_calls(const StagedCall* calls, unsigned n, int thread) {
         }
         RecordLine line(c.kind == StagedCall::Kind::wait ? 'W' : 'E');
         format(c, thread, seq, line);
-        text.add(line.line());
-        if (c.kind == StagedCall::Kind::command) {
+        const std::string_view record = line.line();
+        // Under a size cap a record is admitted only with its bytes (and a command's T) paid: a
+        // command refused at the limit is counted in its aggregate instead, so totals stay exact.
+        const bool command = c.kind == StagedCall::Kind::command;
+        if (limited && !space_take(record.size() + (command && c.event ? t_record_prepay : 0), false)) {
+            if (command) {
+                Aggregate* a =
+                    aggregate_command(c.queue, c.name, c.kernel, trace_format::host_memory_name(c.host).data(), c.bytes,
+                                      c.status != CL_SUCCESS);
+                if (c.event) watches[watched++] = {queue_state(c.queue), {c.event, 0, a}};
+                ++seq;  // its number stays unused
+            }
+            continue;
+        }
+        text.add(record);
+        if (command) {
             // queue_state() may write the queue's Q (a queue created behind the layer's back): it
             // then precedes these E records, which are still in `text`.
             if (c.event) watches[watched++] = {queue_state(c.queue), {c.event, seq}};

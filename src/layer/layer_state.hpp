@@ -50,6 +50,8 @@ inline void emit(std::string_view records) {
 class RecordBatch {
   public:
     RecordBatch() = default;
+    // `prepaid`: the records' bytes were counted against the size cap already (space_budget.hpp).
+    explicit RecordBatch(bool prepaid) : prepaid_(prepaid) {}
     RecordBatch(const RecordBatch&) = delete;
     RecordBatch& operator=(const RecordBatch&) = delete;
     ~RecordBatch() { flush(); }
@@ -60,13 +62,17 @@ class RecordBatch {
         used_ += record.size();
     }
     void flush() {
-        if (used_) emit({text_, used_});
+        if (used_ && prepaid_)
+            writer().write_prepaid({text_, used_});
+        else if (used_)
+            emit({text_, used_});
         used_ = 0;
     }
 
   private:
     char text_[4096];
     size_t used_ = 0;
+    bool prepaid_ = false;
 };
 
 uint64_t now_ns();  // CLOCK_MONOTONIC

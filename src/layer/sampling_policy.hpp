@@ -6,6 +6,9 @@
 namespace clprobe::layer {
 
 inline constexpr std::uint32_t max_sampling_period = std::uint32_t{1} << 30;
+// K moves by one step at most this often: written-out batches come every few microseconds in a
+// tight loop, and a step per batch would overshoot to the largest K before the bytes answer.
+inline constexpr std::uint64_t sampling_adjust_ns = 10'000'000;
 
 // Bytes the timeline may hold `elapsed_ns` after the job started, once half of `soft` was used
 // `tau_ns` after the start: soft * e / (e + tau). Half of soft at e = tau, soft only in the limit,

@@ -32,7 +32,7 @@ Shared* shared = nullptr;  // the job's counter; a private one when the file can
 uint64_t cap = 0, soft = 0;
 std::atomic<uint32_t> period{1};
 std::atomic<uint64_t> command_counter{0}, wait_counter{0}, dropped_writes{0};
-std::atomic<uint64_t> last_aggregates{0};
+std::atomic<uint64_t> last_aggregates{0}, last_adjust{0};
 constexpr uint64_t aggregate_interval_ns = 1'000'000'000;
 
 uint64_t load(const uint64_t& v) {
@@ -93,6 +93,14 @@ bool space_take(size_t n, bool reserved) {
     return false;
 }
 
+void space_adjust(int64_t delta) {
+    if (!g_space_limited.load(std::memory_order_relaxed) || delta == 0) return;
+    if (delta > 0)
+        __atomic_fetch_add(&shared->used, static_cast<uint64_t>(delta), __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_sub(&shared->used, static_cast<uint64_t>(-delta), __ATOMIC_RELAXED);
+}
+
 void update_sampling(uint64_t now) {
     if (!g_space_limited.load(std::memory_order_relaxed)) return;
     const uint64_t used = load(shared->used);
@@ -103,6 +111,8 @@ void update_sampling(uint64_t now) {
         __atomic_compare_exchange_n(&shared->half_ns, &expected, now, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
         half = load(shared->half_ns);
     }
+    uint64_t adjusted = last_adjust.load(std::memory_order_relaxed);
+    if (now - adjusted < sampling_adjust_ns || !last_adjust.compare_exchange_strong(adjusted, now)) return;
     const uint64_t start = std::min(load(shared->start_ns), half);
     const double allowed =
         sampling_allowance(soft, static_cast<double>(now > start ? now - start : 0), static_cast<double>(half - start));

@@ -41,9 +41,16 @@ extern std::atomic<bool> g_space_limited;
 // Reads the environment (clInitLayer).
 void init_space_budget();
 
+// Bytes a command's E takes for its T ahead of it (a T line is at most this long), so a command
+// admitted into the timeline always gets its device times: space_adjust settles the difference.
+inline constexpr size_t t_record_prepay = 112;
+
 // Takes `n` bytes of the budget for a write; false (nothing taken) when it would pass the soft
 // limit, or the cap for `reserved` writes (A at exit, Z, X).
 bool space_take(size_t n, bool reserved);
+
+// Corrects the bytes counted for a write paid ahead (a T): `delta` = written - paid.
+void space_adjust(int64_t delta);
 
 // Once per batch of staged calls: adjusts K to the allowance at `now` (writes Z when it changes).
 void update_sampling(uint64_t now);

@@ -57,6 +57,12 @@ void TraceWriter::write(std::string_view text) {
     append(text);
 }
 
+void TraceWriter::write_prepaid(std::string_view text) {
+    if (abandoned_.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(mu_);
+    append(text);
+}
+
 void TraceWriter::write_reserved(std::string_view text) {
     if (abandoned_.load(std::memory_order_relaxed) || !space_take(text.size(), true)) return;
     std::lock_guard lock(mu_);

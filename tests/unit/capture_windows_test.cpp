@@ -182,23 +182,27 @@ TEST_CASE("the sampling period doubles past the allowance and halves well behind
 
 TEST_CASE("a simulated hour at 10,000 launches/s stays within the budget") {
     // The layer's policy over a synthetic hour: 220 bytes per kept launch, batches of 64 launches,
-    // K updated per batch as update_sampling does. The bytes kept never pass soft, and launches
+    // K moved at most every sampling_adjust_ns as update_sampling does. The bytes kept never pass soft, and launches
     // late in the hour are still sampled.
     using namespace clprobe::layer;
     const std::uint64_t soft = (std::uint64_t{256} << 20) - (std::uint64_t{16} << 20);
     const double rate = 10'000, record = 220, batch = 64;
     std::uint64_t used = 0, kept_last_minute = 0;
     std::uint32_t k = 1;
-    double tau = 0;
+    double tau = 0, adjusted = 0;
     std::uint64_t counter = 0;
     for (double t = 0; t < 3600; t += batch / rate) {
         if (tau == 0 && used >= soft / 2) tau = t;
-        if (tau > 0) k = next_sampling_period(k, used, sampling_allowance(soft, t * 1e9, tau * 1e9), soft);
-        for (int i = 0; i < batch; ++i)
-            if (counter++ % k == 0) {
-                used += static_cast<std::uint64_t>(record);
-                if (t > 3540) ++kept_last_minute;
-            }
+        if (tau > 0 && t - adjusted >= sampling_adjust_ns * 1e-9) {
+            k = next_sampling_period(k, used, sampling_allowance(soft, t * 1e9, tau * 1e9), soft);
+            adjusted = t;
+        }
+        // Of the launches numbered counter .. counter + 63, those divisible by k keep their records.
+        const auto n = static_cast<std::uint64_t>(batch);
+        const std::uint64_t kept = (counter + n + k - 1) / k - (counter + k - 1) / k;
+        counter += n;
+        used += kept * static_cast<std::uint64_t>(record);
+        if (t > 3540) kept_last_minute += kept;
     }
     CHECK(used <= soft);
     CHECK(kept_last_minute > 0);
