@@ -117,7 +117,7 @@ void add_capture_options(CLI::App* cmd, CaptureOptions& o) {
                     "on its own")
         ->check(CLI::IsMember({"all", "dormant"}));
     cmd->add_option("--max-size", o.max_size,
-                    "Cap on the records of all the job's processes together (64M, 1G; 0: none; default 256M): past "
+                    "Cap on the records of all the job's processes together (64M, 1G; 0: none; default 128M): past "
                     "half of it the timeline is sampled, per-kernel and per-transfer totals stay exact");
 }
 

@@ -27,7 +27,7 @@ def main():
     app = os.path.join(build, "tests", "trace_programs", "clprobe_trace_app")
 
     # The launch rate of this machine, untraced, to size the run.
-    probe_steps = 20000
+    probe_steps = 200000
     t = time.monotonic()
     subprocess.run([app, "paced", "--steps", str(probe_steps), "--period", "0"], check=True, capture_output=True)
     rate = probe_steps / (time.monotonic() - t)
