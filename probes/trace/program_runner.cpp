@@ -70,12 +70,15 @@ std::vector<std::string> child_environment(const TracedLaunch& launch) {
     for (char** e = environ; e && *e; ++e) {
         const std::string_view entry(*e);
         if (entry.starts_with("OPENCL_LAYERS=") || entry.starts_with("CLPROBE_TRACE_FILE=") ||
-            entry.starts_with("CLPROBE_TRACE_DIR="))
+            entry.starts_with("CLPROBE_TRACE_DIR=") || entry.starts_with("CLPROBE_TRACE_WINDOW=") ||
+            entry.starts_with("CLPROBE_TRACE_CONTROL=") || entry.starts_with("CLPROBE_TRACE_MAX_BYTES=") ||
+            entry.starts_with("CLPROBE_TRACE_SPACE="))
             continue;
         env.emplace_back(entry);
     }
     env.push_back("OPENCL_LAYERS=" + layers);
     env.push_back("CLPROBE_TRACE_DIR=" + launch.records_dir);
+    env.insert(env.end(), launch.extra_env.begin(), launch.extra_env.end());
     return env;
 }
 

@@ -30,6 +30,8 @@ struct TracedLaunch {
     // --wait-descendants: how long descendants still running after the program ended are waited
     // for (then named in the report and left running); 0: not at all.
     double descendants_wait_seconds = 10;
+    // More of the layer's environment ("NAME=value": capture windows, bounded space).
+    std::vector<std::string> extra_env;
 };
 
 // Starts the program and waits for it, then for its descendants. clprobe is the job's subreaper

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "render/capture_text.hpp"
 #include "rules/trace_rule_support.hpp"
 #include "rules/trace_rules.hpp"
 
@@ -165,6 +166,7 @@ std::string render_trace_summary(const RunReport& report) {
         out += fmt::format("  {} commands never completed while the program ran: their device time is missing\n",
                            f.run.commands_without_times);
     render_processes(out, f);
+    out += render_capture(report, f);
     render_stages(out, f);
     render_kernels(out, f, report);
     render_transfers(out, f);

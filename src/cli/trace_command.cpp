@@ -18,6 +18,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
 #include "cli/report_outputs.hpp"
+#include "cli/trace_capture.hpp"
 #include "cli/trace_command_energy.hpp"
 #include "cli/trace_command_records.hpp"
 #include "core/atomic_file.hpp"
@@ -55,6 +56,7 @@ struct TraceOptions {
     double timeout = 0;  // --timeout: seconds the program may run; 0: no limit
     // --wait-descendants: seconds to wait for descendants still running when the program ended.
     double wait_descendants = 10;
+    CaptureOptions capture;  // --delay, --duration, --capture, --max-size (cli/trace_capture.hpp)
 };
 
 // The probes run before the program: the system and topology facts, and the quick ceilings the
@@ -256,6 +258,7 @@ int run_trace(TraceOptions o) {
         const RecordsFolder& folder;
         ~RemoveAtEnd() { remove_temporary(folder); }
     } remove_at_end{records};
+    CaptureSession capture(o.capture, records.path);
 
     RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
     report.results = measure_before(o, selected, baseline, report);
@@ -267,7 +270,9 @@ int run_trace(TraceOptions o) {
     // now, and on a small machine the monitor's /proc scans would come out of it.
     std::optional<ActivityMonitor> activity(std::in_place, std::chrono::milliseconds(1000));
     energy.start();
-    const LaunchOutcome launched = run_traced_program({o.argv, layer, records.path, o.timeout, o.wait_descendants});
+    const LaunchOutcome launched =
+        run_traced_program({o.argv, layer, records.path, o.timeout, o.wait_descendants, capture.start()});
+    capture.finish();
     energy.stop();
     if (launched.exec_error) {
         remove_temporary(records);
@@ -277,18 +282,22 @@ int run_trace(TraceOptions o) {
     for (auto& r : run_probes(probes_named({"system.activity"}), {nullptr, &*activity, ""}, RunOptions{}))
         report.results.push_back(std::move(r));
     const std::vector<ProgramTrace> processes = read_job_records(records.path);
-    remove_temporary(records);
-    const ProgramTrace trace = merge_processes(processes);
+    const ProgramTrace merged = merge_processes(processes);
+    // Under --delay/--duration or windows on demand, the analysis covers the windows alone.
+    const std::vector<CaptureWindow> windows = capture.windows(launched.job);
+    const ProgramTrace trace = capture.windowed() ? cut_to_windows(merged, windows, windows.size() <= 1) : merged;
+    const JobRun job = in_windows(launched.job, windows, capture.windowed());
     ProbeResult program =
-        program_result(processes, trace, launched.job, report, layer,
+        program_result(processes, trace, job, report, layer,
                        o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string());
     energy.record(program, launched.run);
     report.results.push_back(std::move(program));
     report.complete = !launched.run.interrupted && !launched.run.timed_out;
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
+    capture.describe(report, merged, launched.job);
     try {
-        write_outputs(o, report, trace, job_lifetime(launched.job));
+        write_outputs(o, report, trace, job_lifetime(job));
     } catch (const OutputError& e) {
         // The program's status stays the exit code when it failed itself; a failed report of a
         // successful program is clprobe's failure.
@@ -328,6 +337,7 @@ CommandRunner add_trace_command(CLI::App& app) {
                     "Seconds to wait, after the program ends, for its descendants still running (daemonised "
                     "children); those still running then are named in the report and left running (default 10)")
         ->check(CLI::Range(0.0, 31536000.0));
+    add_capture_options(cmd, opts->capture);
     cmd->add_option("--layer", opts->layer, "The trace layer library (default: next to the clprobe binary)");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress and no text report on stderr (files are still written)");

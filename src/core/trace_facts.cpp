@@ -166,11 +166,13 @@ json to_json(const TraceFacts& f) {
     json processes = json::array();
     for (const auto& p : f.processes)
         processes.push_back(process_to_json(p));
-    return {{"run", run_to_json(f.run)}, {"stages", stages_to_json(f.stages)},
-            {"devices", f.devices},      {"kernels", f.kernels},
-            {"transfers", f.transfers},  {"sync", f.sync},
-            {"overlap", f.overlap},      {"builds", f.builds},
-            {"memory", f.memory},        {"processes", processes}};
+    json out = {{"run", run_to_json(f.run)}, {"stages", stages_to_json(f.stages)},
+                {"devices", f.devices},      {"kernels", f.kernels},
+                {"transfers", f.transfers},  {"sync", f.sync},
+                {"overlap", f.overlap},      {"builds", f.builds},
+                {"memory", f.memory},        {"processes", processes}};
+    if (f.capture) out["capture"] = to_json(*f.capture);
+    return out;
 }
 
 std::optional<TraceFacts> trace_facts_from_json(const json& j) {
@@ -188,6 +190,7 @@ std::optional<TraceFacts> trace_facts_from_json(const json& j) {
         f.overlap = j.value("overlap", OverlapFacts{});
         f.builds = j.value("builds", BuildFacts{});
         f.memory = j.value("memory", AllocationFacts{});
+        if (j.contains("capture")) f.capture = capture_facts_from_json(j["capture"]);
         return f;
     } catch (const json::exception&) {
         return std::nullopt;

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/capture_facts.hpp"
+
 namespace clprobe {
 
 // The program's wall time split into parts that do not overlap and add up to the whole. At each
@@ -167,6 +169,8 @@ struct TraceFacts {
     OverlapFacts overlap;
     BuildFacts builds;
     AllocationFacts memory;
+    // Capture windows and bounded space; absent when the whole run was recorded in full.
+    std::optional<CaptureFacts> capture;
 
     double stage_seconds(AppStage stage) const;
     double device_busy_seconds() const;  // kernel + transfer stages

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "layer/record_line.hpp"
+#include "layer/space_budget.hpp"
 
 namespace clprobe::layer {
 namespace {
@@ -106,9 +107,16 @@ void format(const StagedCall& c, int thread, uint64_t seq, RecordLine& line) {
 
 // Formats and writes `n` calls; then watches their events and polls the queues they went to.
 void write_calls(const StagedCall* calls, unsigned n, int thread) {
+    // Under --max-size, which calls go into the timeline (the others are counted in aggregates).
+    bool keep[stage_capacity];
     unsigned commands = 0;
-    for (unsigned i = 0; i < n; ++i)
-        commands += calls[i].kind == StagedCall::Kind::command;
+    const bool limited = g_space_limited.load(std::memory_order_relaxed);
+    if (limited && n) update_sampling(calls[n - 1].t1);
+    for (unsigned i = 0; i < n; ++i) {
+        const bool command = calls[i].kind == StagedCall::Kind::command;
+        keep[i] = !limited || (command ? keep_command() : keep_wait());
+        commands += command && keep[i];
+    }
     uint64_t seq = last_seq.fetch_add(commands, std::memory_order_relaxed) + 1;
 
     struct Watch {
@@ -117,13 +125,34 @@ void write_calls(const StagedCall* calls, unsigned n, int thread) {
     };
     Watch watches[stage_capacity];
     unsigned watched = 0;
-    RecordBatch text;
+    RecordBatch text(limited);
     for (unsigned i = 0; i < n; ++i) {
         const StagedCall& c = calls[i];
+        if (!keep[i]) {
+            if (c.kind != StagedCall::Kind::command) continue;
+            Aggregate* a = aggregate_command(c.queue, c.name, c.kernel, trace_format::host_memory_name(c.host).data(),
+                                             c.bytes, c.status != CL_SUCCESS);
+            if (c.event) watches[watched++] = {queue_state(c.queue), {c.event, 0, a}};
+            continue;
+        }
         RecordLine line(c.kind == StagedCall::Kind::wait ? 'W' : 'E');
         format(c, thread, seq, line);
-        text.add(line.line());
-        if (c.kind == StagedCall::Kind::command) {
+        const std::string_view record = line.line();
+        // Under a size cap a record is admitted only with its bytes (and a command's T) paid: a
+        // command refused at the limit is counted in its aggregate instead, so totals stay exact.
+        const bool command = c.kind == StagedCall::Kind::command;
+        if (limited && !space_take(record.size() + (command && c.event ? t_record_prepay : 0), false)) {
+            if (command) {
+                Aggregate* a =
+                    aggregate_command(c.queue, c.name, c.kernel, trace_format::host_memory_name(c.host).data(), c.bytes,
+                                      c.status != CL_SUCCESS);
+                if (c.event) watches[watched++] = {queue_state(c.queue), {c.event, 0, a}};
+                ++seq;  // its number stays unused
+            }
+            continue;
+        }
+        text.add(record);
+        if (command) {
             // queue_state() may write the queue's Q (a queue created behind the layer's back): it
             // then precedes these E records, which are still in `text`.
             if (c.event) watches[watched++] = {queue_state(c.queue), {c.event, seq}};

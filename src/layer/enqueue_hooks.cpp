@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "layer/capture_control.hpp"
 #include "layer/command_log.hpp"
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
@@ -131,6 +132,12 @@ struct Enqueue {
 
     // Stages the call that began at t0 and returned `status`, with the event the layer now holds.
     cl_int done(cl_int status, cl_event* program_event) {
+        // Hooks that keep mapping bookkeeping outside a capture window come here too: the call is
+        // forwarded, not recorded.
+        if (g_capture_gated.load(std::memory_order_relaxed) && !capture_open_slow(call.t0)) {
+            if (!program_event && own_event) next.clReleaseEvent(own_event);
+            return status;
+        }
         call.t1 = now_ns();
         call.status = status;
         if (status == CL_SUCCESS) {
@@ -239,7 +246,7 @@ void mem_list_footprint(Enqueue& e, cl_uint n, const cl_mem* mems) {
 cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
                                            const size_t* global, const size_t* local, cl_uint nwait,
                                            const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
     Enqueue e(Command::kernel, q);
     e.call.kernel = k;
     e.call.dims = std::clamp<cl_uint>(dims, 1, 3);
@@ -255,7 +262,7 @@ cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_u
 }
 
 cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueTask(q, k, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueTask(q, k, nwait, wait, ev);
     Enqueue e(Command::task, q);
     e.call.kernel = k;
     e.call.dims = 1;  // one work-item: sizes 1,1,1
@@ -266,7 +273,7 @@ cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait, 
 cl_int CL_API_CALL enqueue_native_kernel(cl_command_queue q, void(CL_CALLBACK* fn)(void*), void* args, size_t cb_args,
                                          cl_uint num_mems, const cl_mem* mems, const void** mem_locs, cl_uint nwait,
                                          const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueNativeKernel(q, fn, args, cb_args, num_mems, mems, mem_locs, nwait, wait, ev);
     Enqueue e(Command::native_kernel, q);
     mem_list_footprint(e, num_mems, mems);
@@ -280,7 +287,7 @@ cl_int CL_API_CALL enqueue_native_kernel(cl_command_queue q, void(CL_CALLBACK* f
 
 cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
                                        void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueReadBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
     Enqueue e(Command::read, q);
     host_transfer(e, b, size, blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
@@ -290,7 +297,7 @@ cl_int CL_API_CALL enqueue_read_buffer(cl_command_queue q, cl_mem b, cl_bool blo
 
 cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t offset, size_t size,
                                         const void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueWriteBuffer(q, b, blocking, offset, size, ptr, nwait, wait, ev);
     Enqueue e(Command::write, q);
     host_transfer(e, b, size, blocking, ptr);
     return e.run(ev, [&](cl_event* slot) {
@@ -300,7 +307,7 @@ cl_int CL_API_CALL enqueue_write_buffer(cl_command_queue q, cl_mem b, cl_bool bl
 
 cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset,
                                        size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueCopyBuffer(q, src, dst, src_offset, dst_offset, size, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueCopyBuffer(q, src, dst, src_offset, dst_offset, size, nwait, wait, ev);
     Enqueue e(Command::copy, q);
     e.call.mem = dst;
     e.call.bytes = size;
@@ -311,7 +318,7 @@ cl_int CL_API_CALL enqueue_copy_buffer(cl_command_queue q, cl_mem src, cl_mem ds
 
 cl_int CL_API_CALL enqueue_fill_buffer(cl_command_queue q, cl_mem b, const void* pattern, size_t pattern_size,
                                        size_t offset, size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueFillBuffer(q, b, pattern, pattern_size, offset, size, nwait, wait, ev);
     Enqueue e(Command::fill, q);
     e.call.mem = b;
     e.call.bytes = size;
@@ -324,7 +331,7 @@ cl_int CL_API_CALL enqueue_read_buffer_rect(cl_command_queue q, cl_mem b, cl_boo
                                             const size_t* host_origin, const size_t* region, size_t buffer_row_pitch,
                                             size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch,
                                             void* ptr, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueReadBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                             buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait, ev);
     Enqueue e(Command::read_rect, q);
@@ -341,7 +348,7 @@ cl_int CL_API_CALL enqueue_write_buffer_rect(cl_command_queue q, cl_mem b, cl_bo
                                              const size_t* region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
                                              size_t host_row_pitch, size_t host_slice_pitch, const void* ptr,
                                              cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueWriteBufferRect(q, b, blocking, buffer_origin, host_origin, region, buffer_row_pitch,
                                              buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, nwait, wait,
                                              ev);
@@ -358,7 +365,7 @@ cl_int CL_API_CALL enqueue_copy_buffer_rect(cl_command_queue q, cl_mem src, cl_m
                                             const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
                                             size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
                                             cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueCopyBufferRect(q, src, dst, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch,
                                             dst_row_pitch, dst_slice_pitch, nwait, wait, ev);
     Enqueue e(Command::copy_rect, q);
@@ -423,7 +430,7 @@ cl_int CL_API_CALL enqueue_unmap_mem_object(cl_command_queue q, cl_mem m, void* 
 cl_int CL_API_CALL enqueue_migrate_mem_objects(cl_command_queue q, cl_uint n, const cl_mem* mems,
                                                cl_mem_migration_flags flags, cl_uint nwait, const cl_event* wait,
                                                cl_event* ev) {
-    if (!recording()) return next.clEnqueueMigrateMemObjects(q, n, mems, flags, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueMigrateMemObjects(q, n, mems, flags, nwait, wait, ev);
     Enqueue e(Command::migrate, q);
     mem_list_footprint(e, n, mems);
     e.call.buffers = 0;  // E counts buffers for kernels only
@@ -437,7 +444,7 @@ cl_int CL_API_CALL enqueue_migrate_mem_objects(cl_command_queue q, cl_uint n, co
 cl_int CL_API_CALL enqueue_read_image(cl_command_queue q, cl_mem image, cl_bool blocking, const size_t* origin,
                                       const size_t* region, size_t row_pitch, size_t slice_pitch, void* ptr,
                                       cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueReadImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                        ev);
     Enqueue e(Command::read_image, q);
@@ -451,7 +458,7 @@ cl_int CL_API_CALL enqueue_read_image(cl_command_queue q, cl_mem image, cl_bool 
 cl_int CL_API_CALL enqueue_write_image(cl_command_queue q, cl_mem image, cl_bool blocking, const size_t* origin,
                                        const size_t* region, size_t row_pitch, size_t slice_pitch, const void* ptr,
                                        cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch, slice_pitch, ptr, nwait, wait,
                                         ev);
     Enqueue e(Command::write_image, q);
@@ -465,7 +472,7 @@ cl_int CL_API_CALL enqueue_write_image(cl_command_queue q, cl_mem image, cl_bool
 cl_int CL_API_CALL enqueue_copy_image(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
                                       const size_t* dst_origin, const size_t* region, cl_uint nwait,
                                       const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, ev);
     Enqueue e(Command::copy_image, q);
     e.call.mem = dst;
     e.call.bytes = image_bytes(src, region);
@@ -477,7 +484,7 @@ cl_int CL_API_CALL enqueue_copy_image(cl_command_queue q, cl_mem src, cl_mem dst
 cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
                                                 const size_t* region, size_t dst_offset, cl_uint nwait,
                                                 const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait, ev);
     Enqueue e(Command::copy_image_to_buffer, q);
     e.call.mem = dst;
@@ -490,7 +497,7 @@ cl_int CL_API_CALL enqueue_copy_image_to_buffer(cl_command_queue q, cl_mem src, 
 cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
                                                 const size_t* dst_origin, const size_t* region, cl_uint nwait,
                                                 const cl_event* wait, cl_event* ev) {
-    if (!recording())
+    if (!capturing())
         return next.clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait, ev);
     Enqueue e(Command::copy_buffer_to_image, q);
     e.call.mem = dst;
@@ -502,7 +509,7 @@ cl_int CL_API_CALL enqueue_copy_buffer_to_image(cl_command_queue q, cl_mem src, 
 
 cl_int CL_API_CALL enqueue_fill_image(cl_command_queue q, cl_mem image, const void* color, const size_t* origin,
                                       const size_t* region, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueFillImage(q, image, color, origin, region, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueFillImage(q, image, color, origin, region, nwait, wait, ev);
     Enqueue e(Command::fill_image, q);
     e.call.mem = image;
     e.call.bytes = image_bytes(image, region);
@@ -545,14 +552,14 @@ void* CL_API_CALL enqueue_map_image(cl_command_queue q, cl_mem image, cl_bool bl
 
 cl_int CL_API_CALL enqueue_marker_with_wait_list(cl_command_queue q, cl_uint nwait, const cl_event* wait,
                                                  cl_event* ev) {
-    if (!recording()) return next.clEnqueueMarkerWithWaitList(q, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueMarkerWithWaitList(q, nwait, wait, ev);
     Enqueue e(Command::marker, q);
     return e.run(ev, [&](cl_event* slot) { return next.clEnqueueMarkerWithWaitList(q, nwait, wait, slot); });
 }
 
 cl_int CL_API_CALL enqueue_barrier_with_wait_list(cl_command_queue q, cl_uint nwait, const cl_event* wait,
                                                   cl_event* ev) {
-    if (!recording()) return next.clEnqueueBarrierWithWaitList(q, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueBarrierWithWaitList(q, nwait, wait, ev);
     Enqueue e(Command::barrier, q);
     return e.run(ev, [&](cl_event* slot) { return next.clEnqueueBarrierWithWaitList(q, nwait, wait, slot); });
 }
@@ -560,7 +567,7 @@ cl_int CL_API_CALL enqueue_barrier_with_wait_list(cl_command_queue q, cl_uint nw
 // OpenCL 1.1's marker: its event argument is required, so the program's (even a null one, which
 // the driver must refuse) goes to the driver unchanged.
 cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_event* ev) {
-    if (!recording()) return next.clEnqueueMarker(q, ev);
+    if (!capturing()) return next.clEnqueueMarker(q, ev);
     Enqueue e(Command::marker, q);
     e.begin();
     return e.done(next.clEnqueueMarker(q, ev), ev);
@@ -568,7 +575,7 @@ cl_int CL_API_CALL enqueue_marker(cl_command_queue q, cl_event* ev) {
 
 // OpenCL 1.1's barrier has no event: its E gets no T.
 cl_int CL_API_CALL enqueue_barrier(cl_command_queue q) {
-    if (!recording()) return next.clEnqueueBarrier(q);
+    if (!capturing()) return next.clEnqueueBarrier(q);
     Enqueue e(Command::barrier, q);
     e.begin();
     return e.done(next.clEnqueueBarrier(q), nullptr);
@@ -621,7 +628,7 @@ HostMemory svm_copy_host_memory(const void* dst, const void* src) {
 
 cl_int CL_API_CALL enqueue_svm_memcpy(cl_command_queue q, cl_bool blocking, void* dst, const void* src, size_t size,
                                       cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueSVMMemcpy(q, blocking, dst, src, size, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueSVMMemcpy(q, blocking, dst, src, size, nwait, wait, ev);
     Enqueue e(Command::svm_memcpy, q);
     e.call.bytes = size;
     e.call.blocking = blocking;
@@ -632,7 +639,7 @@ cl_int CL_API_CALL enqueue_svm_memcpy(cl_command_queue q, cl_bool blocking, void
 
 cl_int CL_API_CALL enqueue_svm_mem_fill(cl_command_queue q, void* p, const void* pattern, size_t pattern_size,
                                         size_t size, cl_uint nwait, const cl_event* wait, cl_event* ev) {
-    if (!recording()) return next.clEnqueueSVMMemFill(q, p, pattern, pattern_size, size, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueSVMMemFill(q, p, pattern, pattern_size, size, nwait, wait, ev);
     Enqueue e(Command::svm_memfill, q);
     e.call.bytes = size;
     e.call.host = HostMemory::svm;
@@ -677,7 +684,7 @@ cl_int CL_API_CALL enqueue_svm_unmap(cl_command_queue q, void* p, cl_uint nwait,
 cl_int CL_API_CALL enqueue_svm_migrate_mem(cl_command_queue q, cl_uint n, const void** ptrs, const size_t* sizes,
                                            cl_mem_migration_flags flags, cl_uint nwait, const cl_event* wait,
                                            cl_event* ev) {
-    if (!recording()) return next.clEnqueueSVMMigrateMem(q, n, ptrs, sizes, flags, nwait, wait, ev);
+    if (!capturing()) return next.clEnqueueSVMMigrateMem(q, n, ptrs, sizes, flags, nwait, wait, ev);
     Enqueue e(Command::svm_migrate, q);
     e.call.host = HostMemory::svm;
     if (ptrs) {
@@ -694,7 +701,7 @@ cl_int CL_API_CALL enqueue_svm_migrate_mem(cl_command_queue q, cl_uint n, const 
 // Host waits.
 
 cl_int CL_API_CALL finish(cl_command_queue q) {
-    if (!recording()) return next.clFinish(q);
+    if (!capturing()) return next.clFinish(q);
     const uint64_t t0 = entry_time();
     const cl_int rc = next.clFinish(q);
     stage_wait(t0, now_ns(), "finish", q);
@@ -702,7 +709,7 @@ cl_int CL_API_CALL finish(cl_command_queue q) {
 }
 
 cl_int CL_API_CALL wait_for_events(cl_uint n, const cl_event* events) {
-    if (!recording()) return next.clWaitForEvents(n, events);
+    if (!capturing()) return next.clWaitForEvents(n, events);
     const uint64_t t0 = entry_time();
     const cl_int rc = next.clWaitForEvents(n, events);
     stage_wait(t0, now_ns(), "wait_events", nullptr);

@@ -10,6 +10,7 @@
 
 #include "layer/command_log.hpp"
 #include "layer/record_line.hpp"
+#include "layer/space_budget.hpp"
 
 namespace clprobe::layer {
 
@@ -128,9 +129,18 @@ bool poll(const PendingEvent& e, RecordBatch& out) {
             break;
         }
     }
+    if (e.aggregate) {
+        aggregate_time(e.aggregate, ns[2], ns[3], status);
+        next.clReleaseEvent(e.event);
+        return true;
+    }
     RecordLine line('T');
     line.num(e.seq).num(ns[0]).num(ns[1]).num(ns[2]).num(ns[3]).snum(status);
-    out.add(line.line());
+    const std::string_view text = line.line();
+    // Under a size cap the T was paid with its E: only the difference is counted now.
+    if (g_space_limited.load(std::memory_order_relaxed))
+        space_adjust(static_cast<int64_t>(text.size()) - static_cast<int64_t>(t_record_prepay));
+    out.add(text);
     next.clReleaseEvent(e.event);
     return true;
 }
@@ -253,7 +263,7 @@ void watch_events(QueueState* qs, const PendingEvent* events, size_t n) {
 }
 
 void drain(QueueState* qs, size_t max_polls, bool stop_at_busy) {
-    RecordBatch out;
+    RecordBatch out(g_space_limited.load(std::memory_order_relaxed));
     std::lock_guard lock(qs->mu);
     if (!qs->pending.empty()) poll_pending(qs->pending, max_polls, stop_at_busy, out);
 }
@@ -280,7 +290,7 @@ void shutdown() {
     // The program is exiting: other threads may still be inside OpenCL, the driver may be partly
     // torn down. So: poll only, skip any lock that stays taken, and leave busy events alone.
     flush_all_staged();
-    RecordBatch out;
+    RecordBatch out(g_space_limited.load(std::memory_order_relaxed));
     std::vector<QueueState*> queues;
     {
         std::unique_lock lock(objects().mu, std::defer_lock);
@@ -297,6 +307,7 @@ void shutdown() {
         }
     }
     out.flush();
+    if (g_space_limited.load()) write_aggregates(true);
     RecordLine x('X');
     x.num(now_ns());
     writer().close(x.line());

@@ -50,6 +50,8 @@ inline void emit(std::string_view records) {
 class RecordBatch {
   public:
     RecordBatch() = default;
+    // `prepaid`: the records' bytes were counted against the size cap already (space_budget.hpp).
+    explicit RecordBatch(bool prepaid) : prepaid_(prepaid) {}
     RecordBatch(const RecordBatch&) = delete;
     RecordBatch& operator=(const RecordBatch&) = delete;
     ~RecordBatch() { flush(); }
@@ -60,22 +62,29 @@ class RecordBatch {
         used_ += record.size();
     }
     void flush() {
-        if (used_) emit({text_, used_});
+        if (used_ && prepaid_)
+            writer().write_prepaid({text_, used_});
+        else if (used_)
+            emit({text_, used_});
         used_ = 0;
     }
 
   private:
     char text_[4096];
     size_t used_ = 0;
+    bool prepaid_ = false;
 };
 
 uint64_t now_ns();  // CLOCK_MONOTONIC
 int thread_id();    // 1, 2, ... in order of first call
 
 // An event the layer holds a reference to until it can read the command's device timestamps.
+struct Aggregate;  // space_budget.hpp
 struct PendingEvent {
     cl_event event;
     uint64_t seq;
+    // A command kept out of a sampled timeline: its device time goes to this aggregate, no T.
+    Aggregate* aggregate = nullptr;
 };
 
 struct QueueState {

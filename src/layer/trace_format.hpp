@@ -82,6 +82,15 @@
 //                                                           layer's handler, before the program's or
 //                                                           the default action): a crash, or SIGTERM,
 //                                                           SIGINT, SIGHUP, SIGQUIT
+//   A <t> <queue> <command> <kernel> <count> <timed> <failed> <device_ns> <min_ns> <max_ns> <bytes>
+//     <host_memory>                                         under a size cap (space_budget.hpp): the
+//                                                           commands of one queue, command, kernel
+//                                                           and host memory kept out of the sampled
+//                                                           timeline (no E/T of their own), cumulative
+//                                                           (a later A of the key replaces an earlier)
+//   Z <t> <period> <dropped_writes>                         under a size cap: 1 in <period> commands
+//                                                           keeps its records from <t> on; written when
+//                                                           the period changes and at exit
 //   X <t>                                                   the layer shut down at a normal exit
 //
 // Commands (<command> of E): kernel (clEnqueueNDRangeKernel), task, native_kernel, write, read,
@@ -96,6 +105,8 @@
 //   CLPROBE_TRACE_FILE   without CLPROBE_TRACE_DIR: one file (truncated) that the first process to
 //                        lock it owns; other processes and forked children record nothing
 //   Without either the layer only forwards calls.
+//   CLPROBE_TRACE_WINDOW, CLPROBE_TRACE_CONTROL   capture windows (capture_control.hpp)
+//   CLPROBE_TRACE_MAX_BYTES, CLPROBE_TRACE_SPACE  the size cap and its shared counter (space_budget.hpp)
 #include <cstddef>
 #include <iterator>
 #include <string_view>

@@ -24,11 +24,13 @@
 #include <cstring>
 #include <mutex>
 
+#include "layer/capture_control.hpp"
 #include "layer/command_log.hpp"
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/process_stream.hpp"
 #include "layer/record_line.hpp"
+#include "layer/space_budget.hpp"
 #include "layer/trace_format.hpp"
 
 namespace clprobe::layer {
@@ -133,7 +135,9 @@ void arm_fatal_signal_flush() {
 namespace {
 
 bool start_recording() {
+    init_space_budget();  // before the stream's first records, which count against it
     if (!open_process_stream()) return false;
+    init_capture_control();
     pthread_atfork(nullptr, nullptr, on_fork_child);
     arm_exit_handler();
     arm_fatal_signal_flush();

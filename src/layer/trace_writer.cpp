@@ -1,5 +1,7 @@
 #include "layer/trace_writer.hpp"
 
+#include "layer/space_budget.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -50,7 +52,19 @@ bool TraceWriter::map_next_chunk() {
 }
 
 void TraceWriter::write(std::string_view text) {
+    if (abandoned_.load(std::memory_order_relaxed) || !space_take(text.size(), false)) return;
+    std::lock_guard lock(mu_);
+    append(text);
+}
+
+void TraceWriter::write_prepaid(std::string_view text) {
     if (abandoned_.load(std::memory_order_relaxed)) return;
+    std::lock_guard lock(mu_);
+    append(text);
+}
+
+void TraceWriter::write_reserved(std::string_view text) {
+    if (abandoned_.load(std::memory_order_relaxed) || !space_take(text.size(), true)) return;
     std::lock_guard lock(mu_);
     append(text);
 }
@@ -58,7 +72,7 @@ void TraceWriter::write(std::string_view text) {
 void TraceWriter::write_if_free(std::string_view text) {
     if (abandoned_.load(std::memory_order_relaxed)) return;
     std::unique_lock lock(mu_, std::try_to_lock);
-    if (lock.owns_lock()) append(text);
+    if (lock.owns_lock() && space_take(text.size(), false)) append(text);
 }
 
 void TraceWriter::put(std::string_view lines) {
@@ -106,7 +120,7 @@ void TraceWriter::close(std::string_view last) {
         if (tries == 200) return;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    append(last);
+    if (space_take(last.size(), true)) append(last);
     if (!chunk_) return;
     if (ftruncate(fd_, static_cast<off_t>(chunk_start_ + used_)) != 0) {
         // The NUL-padded tail stays; the reader skips it.

@@ -23,6 +23,13 @@ class TraceWriter {
     // Appends `text`, one or more whole lines. Thread-safe; dropped once closed.
     void write(std::string_view text);
 
+    // write() for the records bounded space must keep (space_budget.hpp): the exact totals at
+    // exit and the sampling state may use the reserve past the soft limit.
+    void write_reserved(std::string_view text);
+
+    // write() of text whose bytes were counted against the size cap already (a T paid with its E).
+    void write_prepaid(std::string_view text);
+
     // write() from a signal handler: never waits for the lock (the interrupted thread may hold
     // it), so the text is dropped when the lock is taken.
     void write_if_free(std::string_view text);

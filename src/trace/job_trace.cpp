@@ -121,6 +121,16 @@ ProgramTrace merge_processes(const std::vector<ProgramTrace>& processes) {
             c.mem = prefixed(p.pid, c.mem);
             job.commands.push_back(std::move(c));
         }
+        for (TracedAggregate a : p.aggregates) {
+            a.queue += queue_base;
+            if (a.kernel >= 0 && static_cast<std::size_t>(a.kernel) < kernel_of.size()) a.kernel = kernel_of[a.kernel];
+            job.aggregates.push_back(std::move(a));
+        }
+        job.sampling.limited = job.sampling.limited || p.sampling.limited;
+        if (p.sampling.since && (!job.sampling.since || *p.sampling.since < *job.sampling.since))
+            job.sampling.since = p.sampling.since;
+        job.sampling.max_period = std::max(job.sampling.max_period, p.sampling.max_period);
+        job.sampling.dropped_writes += p.sampling.dropped_writes;
         for (TracedWait w : p.waits) {
             if (w.queue) *w.queue += queue_base;
             threads = std::max(threads, w.thread);

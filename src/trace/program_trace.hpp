@@ -112,6 +112,29 @@ struct ProcessOrigin {
     std::string command_line;
 };
 
+// Commands of one (queue, command, kernel) the layer kept out of a sampled timeline (--max-size):
+// counted exactly, with their device time, but without E/T records of their own (A records).
+struct TracedAggregate {
+    std::uint32_t queue = 0;  // index into ProgramTrace::queues
+    std::string command;
+    CommandKind kind = CommandKind::other;
+    std::int32_t kernel = -1;  // index into kernel_names; -1 for non-kernels
+    std::uint64_t count = 0;   // successful and failed enqueues
+    std::uint64_t timed = 0;   // of those, seen complete with device times
+    std::uint64_t failed = 0;  // enqueues that returned an error
+    std::uint64_t device_ns = 0, min_ns = 0, max_ns = 0;
+    std::uint64_t bytes = 0;
+    HostMemory host_memory = HostMemory::none;
+};
+
+// Bounded space (Z records): whether the layer sampled its timeline, from when, how sparsely.
+struct TraceSampling {
+    bool limited = false;                // a Z record: the layer ran under --max-size
+    std::optional<std::uint64_t> since;  // host time of the first period above 1
+    std::uint64_t max_period = 1;        // the sparsest: 1 in max_period commands kept
+    std::uint64_t dropped_writes = 0;    // writes refused at the limit (the last Z's count)
+};
+
 struct ProgramTrace {
     int format_version = 0;
     int pid = 0;
@@ -132,7 +155,9 @@ struct ProgramTrace {
     std::vector<TracedWait> waits;
     std::vector<TracedAllocation> allocations;
     std::vector<TracedBuild> builds;
-    std::uint64_t failed_commands = 0;  // enqueues that returned an error
+    std::uint64_t failed_commands = 0;        // enqueues that returned an error
+    std::vector<TracedAggregate> aggregates;  // commands kept out of a sampled timeline
+    TraceSampling sampling;
 
     bool empty() const { return format_version == 0; }
     std::string_view kernel_name(const TracedCommand& c) const;

@@ -8,6 +8,7 @@
 
 #include "core/stats.hpp"
 #include "trace/app_measurements.hpp"
+#include "trace/capture_windows.hpp"
 #include "trace/device_clock.hpp"
 #include "trace/trace_patterns.hpp"
 
@@ -222,6 +223,8 @@ TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, cons
     f.builds = build_facts(trace);
     f.memory = allocation_facts(trace, aligned);
     f.devices = device_facts(trace, aligned);
+    // Commands sampled out of the timeline (--max-size): in the totals, not in the stages.
+    add_aggregates(trace, f);
     out.measurements = app_measurements(f, launch_seconds, rates, roofs);
     // Largest device time first: the order a user reads them in.
     std::vector<std::size_t> order(f.kernels.size());

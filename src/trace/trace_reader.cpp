@@ -84,6 +84,7 @@ class Reader {
     };
     std::unordered_map<std::string, ProgramOrigin> programs_;
     std::unordered_map<std::uint64_t, std::size_t> awaiting_times_;  // seq -> command index
+    std::unordered_map<std::string, std::size_t> aggregate_index_;   // "queue\tcommand\tkernel"
 
     // Whether the record had the right shape; unknown types are accepted and skipped.
     bool record(const Fields& f) {
@@ -104,6 +105,8 @@ class Reader {
         if (type == "X") return exit_record(f);
         if (type == "O") return origin(f);
         if (type == "S") return signal_record(f);
+        if (type == "A") return aggregate(f);
+        if (type == "Z") return sampling(f);
         return true;
     }
 
@@ -272,6 +275,47 @@ class Reader {
         w.op = f.at[4];
         if (f.at[5] != "0") w.queue = queue_index(f.at[5]);
         trace_.waits.push_back(std::move(w));
+        return true;
+    }
+
+    // A records are cumulative: the last one of a key holds its totals.
+    bool aggregate(const Fields& f) {
+        if (f.count < 13) return false;
+        TracedAggregate a;
+        a.queue = queue_index(f.at[2]);
+        a.command = f.at[3];
+        a.kind = command_kind_of(a.command);
+        if (f.at[4] != "0") {
+            const auto it = kernels_.find(std::string(f.at[4]));
+            a.kernel = it != kernels_.end() ? static_cast<std::int32_t>(it->second) : unknown_kernel();
+        }
+        a.count = unsigned_of(f.at[5]);
+        a.timed = unsigned_of(f.at[6]);
+        a.failed = unsigned_of(f.at[7]);
+        a.device_ns = unsigned_of(f.at[8]);
+        a.min_ns = unsigned_of(f.at[9]);
+        a.max_ns = unsigned_of(f.at[10]);
+        a.bytes = unsigned_of(f.at[11]);
+        a.host_memory = trace_format::host_memory_of(f.at[12]);
+        seen(unsigned_of(f.at[1]));
+        const std::string key =
+            std::string(f.at[2]) + '\t' + a.command + '\t' + std::string(f.at[4]) + '\t' + std::string(f.at[12]);
+        const auto [it, added] = aggregate_index_.try_emplace(key, trace_.aggregates.size());
+        if (added)
+            trace_.aggregates.push_back(std::move(a));
+        else if (a.count >= trace_.aggregates[it->second].count)
+            trace_.aggregates[it->second] = std::move(a);
+        return true;
+    }
+
+    bool sampling(const Fields& f) {
+        if (f.count < 4) return false;
+        const std::uint64_t t = unsigned_of(f.at[1]), period = unsigned_of(f.at[2]);
+        TraceSampling& s = trace_.sampling;
+        s.limited = true;
+        if (period > 1 && !s.since) s.since = t;
+        s.max_period = std::max(s.max_period, period);
+        s.dropped_writes = std::max(s.dropped_writes, unsigned_of(f.at[3]));
         return true;
     }
 

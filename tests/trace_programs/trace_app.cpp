@@ -13,6 +13,7 @@
 // line on stderr, and exits with --exit CODE (default 0).
 #include <CL/cl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -625,6 +626,40 @@ void run_many_small(Cl& cl, int steps) {
     print_checksum(checksum(result));
 }
 
+// For capture windows and bounded space (not a planted pattern): `steps` tiny kernels launched on
+// a fixed schedule, kernel k at start + k * period (absolute deadlines, so the spacing does not
+// drift with the launches' own cost), each finished before the next; the run is mostly sleep, so
+// a long run costs the machine little. Period 0: as fast as the device goes, finished every 64
+// launches (the bounded-space benchmark's launch-heavy load). "paced started" on stderr once the
+// first launch is due, for tests that act while it runs.
+void run_paced(Cl& cl, int steps, int period_ms) {
+    constexpr size_t items = 64;
+    cl_program program = build_program(cl);
+    cl_kernel add_one = make_kernel(program, "add_one");
+    cl_mem data = make_buffer(cl, CL_MEM_READ_WRITE, items * sizeof(uint32_t));
+    fill_zero(cl.queue, data, items * sizeof(uint32_t));
+    set_arg(add_one, 0, data);
+    check(clFinish(cl.queue), "clFinish");
+    std::fprintf(stderr, "trace_app: paced started\n");
+    timespec start{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    const int64_t start_ns = int64_t{start.tv_sec} * 1000000000 + start.tv_nsec;
+    for (int i = 0; i < steps; ++i) {
+        if (period_ms > 0) {
+            const int64_t due = start_ns + int64_t{i} * period_ms * 1000000;
+            const timespec at{static_cast<time_t>(due / 1000000000), static_cast<long>(due % 1000000000)};
+            while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) != 0) {
+            }
+        }
+        launch(cl.queue, add_one, items);
+        if (period_ms > 0 || i % 64 == 63) check(clFinish(cl.queue), "clFinish");
+    }
+    auto result = read_back(cl.queue, data, items);
+    expect_all(result, static_cast<uint32_t>(steps), "paced");
+    std::printf("kernels %d\nperiod_ms %d\n", steps, period_ms);
+    print_checksum(checksum(result));
+}
+
 // Overhead benchmark: a few long kernels (about 100 ms each on PoCL with 2 cores), where the
 // tracer's per-call cost should vanish.
 void run_long_kernels(Cl& cl, int steps) {
@@ -737,11 +772,14 @@ constexpr Mode modes[] = {
     {"long_kernels", 10},       // kernels of about 100 ms
     {"echo", 2},                // kernels before echoing stdin
     {"fork_workers", 100},      // kernels per forked worker (2 workers)
+    {"paced", 400},             // kernels on a fixed schedule, one per --period ms (default 50)
 };
 
 [[noreturn]] void usage(const char* problem) {
     if (problem != nullptr) std::fprintf(stderr, "trace_app: %s\n", problem);
-    std::fprintf(stderr, "usage: clprobe_trace_app MODE [--exit CODE] [--steps N]\n       clprobe_trace_app --list\n");
+    std::fprintf(
+        stderr,
+        "usage: clprobe_trace_app MODE [--exit CODE] [--steps N] [--period MS]\n       clprobe_trace_app --list\n");
     std::exit(2);
 }
 
@@ -760,12 +798,18 @@ int main(int argc, char** argv) {
     std::string_view mode_name;
     std::optional<int> exit_code;
     std::optional<int> steps;
+    int period_ms = 50;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--list") {
             for (const Mode& mode : modes)
                 std::printf("%s\n", mode.name);
             return 0;
+        } else if (arg == "--period") {
+            if (i + 1 >= argc) usage("--period needs a value");
+            period_ms = parse_int(argv[i + 1], argv[i]);
+            if (period_ms < 0) usage("--period must be at least 0");
+            ++i;
         } else if (arg == "--exit" || arg == "--steps") {
             if (i + 1 >= argc) usage((std::string(arg) + " needs a value").c_str());
             const int value = parse_int(argv[i + 1], argv[i]);
@@ -827,6 +871,8 @@ int main(int argc, char** argv) {
         run_long_kernels(cl, n);
     } else if (mode_name == "echo") {
         run_echo(cl, n);
+    } else if (mode_name == "paced") {
+        run_paced(cl, n, period_ms);
     }
     std::fflush(stdout);
     std::fprintf(stderr, "trace_app: %s done\n", mode->name);
