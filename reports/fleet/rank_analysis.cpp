@@ -194,10 +194,16 @@ RankFinding slow_finding(const SlowRank& s, std::size_t ranks) {
         if (c.excess_seconds() > 0 && c.excess_seconds() >= 0.05 * s.excess())
             stages += fmt::format("{}{} +{}", stages.empty() ? "" : ", ", c.name, seconds(c.excess_seconds()));
     if (!stages.empty()) f.evidence.push_back("stages longer than the other ranks': " + stages);
+    // The parts worth 1% or more of the difference, up to 4; the rest are listed by the renderers.
     constexpr std::size_t shown = 4;
-    for (std::size_t i = 0; i < s.causes.size() && i < shown; ++i)
-        f.evidence.push_back(cause_text(s.causes[i]));
-    if (s.causes.size() > shown) f.evidence.push_back(fmt::format("{} smaller differences", s.causes.size() - shown));
+    std::size_t listed = 0;
+    for (const auto& c : s.causes)
+        if (listed < shown && c.excess_seconds() >= 0.01 * s.excess()) {
+            f.evidence.push_back(cause_text(c));
+            ++listed;
+        }
+    if (s.causes.size() > listed)
+        f.evidence.push_back(fmt::format("{} smaller difference(s)", s.causes.size() - listed));
     return f;
 }
 

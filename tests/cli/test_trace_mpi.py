@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 
+import jsonschema  # Debian's python3-jsonschema, as tests/cli/test_json_schemas.py
+
 from clitest import BINARY, SOURCE_DIR, expect, load_json, main, run, temp_dir
 
 APP = os.path.join(os.path.dirname(BINARY), "tests", "trace_programs", "clprobe_trace_app")
@@ -71,6 +73,9 @@ def test_one_report_per_rank_and_fleet_names_the_slow_rank():
     r = run("fleet", "--json", *paths)
     expect(r.rc == 0, "fleet --json on two trace reports", r)
     doc = load_json(r.stdout, r)
+    with open(os.path.join(SOURCE_DIR, "docs", "fleet-ranks.schema.json")) as f:
+        errors = [e.message for e in jsonschema.Draft7Validator(json.load(f)).iter_errors(doc)]
+    expect(not errors, f"fleet-ranks.schema.json rejects the output: {errors[:5]}")
     expect(doc["schema"] == "clprobe.fleet.ranks" and len(doc["ranks"]) == 2, "fleet: not a ranks analysis", r)
     expect(doc["size"] == 2 and doc["missing_ranks"] == [], f"fleet: size {doc['size']}, {doc['missing_ranks']}")
     slowest = doc["slowest"]
