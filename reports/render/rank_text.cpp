@@ -47,7 +47,8 @@ std::string render_json(const RankAnalysis& a, const RenderOptions&) {
 constexpr OutputFormat<RankAnalysis> formats[] = {
     {"text", "the terminal view", render_ranks_text},
     {"md", "Markdown tables, for a ticket", render_ranks_markdown},
-    {"json", "the analysis as data, docs/fleet.schema.json (of trace reports: docs/fleet-ranks.schema.json)", render_json},
+    {"json", "the analysis as data, docs/fleet.schema.json (of trace reports: docs/fleet-ranks.schema.json)",
+     render_json},
     {"html", "one self-contained page", render_ranks_html}};
 
 constexpr FormatTable<RankAnalysis> table(formats, "fleet");
