@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/launcher_env.hpp"
 #include "core/scoped_signals.hpp"
 
 namespace clprobe {
@@ -72,13 +73,18 @@ std::vector<std::string> child_environment(const TracedLaunch& launch) {
         if (entry.starts_with("OPENCL_LAYERS=") || entry.starts_with("CLPROBE_TRACE_FILE=") ||
             entry.starts_with("CLPROBE_TRACE_DIR=") || entry.starts_with("CLPROBE_TRACE_WINDOW=") ||
             entry.starts_with("CLPROBE_TRACE_CONTROL=") || entry.starts_with("CLPROBE_TRACE_MAX_BYTES=") ||
-            entry.starts_with("CLPROBE_TRACE_SPACE="))
+            entry.starts_with("CLPROBE_TRACE_SPACE=") || entry.starts_with("CLPROBE_TRACE_ENV="))
             continue;
         env.emplace_back(entry);
     }
     env.push_back("OPENCL_LAYERS=" + layers);
     env.push_back("CLPROBE_TRACE_DIR=" + launch.records_dir);
     env.insert(env.end(), launch.extra_env.begin(), launch.extra_env.end());
+    // Each process records its launcher's rank variables: `clprobe trace -- mpirun ...` names the ranks.
+    std::string names;
+    for (const auto& name : launcher_variables())
+        names += (names.empty() ? "" : ",") + name;
+    env.push_back("CLPROBE_TRACE_ENV=" + names);
     return env;
 }
 

@@ -17,24 +17,27 @@ namespace {
 // One file's outcome: its summary, or why it could not be read.
 struct Slot {
     std::optional<NodeSummary> node;
+    std::optional<RankSummary> rank;
     std::optional<UnpairedReport> unpaired;
 };
 
 Slot read_one(const std::string& path) {
     try {
         RunReport r = report_from_json_text(read_file(path, max_report_bytes));
+        // A trace report is one rank of a traced job (fleet/rank_analysis.hpp), not a node.
+        if (is_rank_report(r)) return {std::nullopt, summarize_rank(r, path), std::nullopt};
         // Every node judged by the same (current) rules: a finding on only some nodes is then
         // their numbers, not the rules of the clprobe version that wrote them.
         analyze(r);
-        return {summarize_node(r, path), std::nullopt};
+        return {summarize_node(r, path), std::nullopt, std::nullopt};
     } catch (const std::exception& e) {
-        return {std::nullopt, UnpairedReport{path, std::string("cannot read report: ") + e.what()}};
+        return {std::nullopt, std::nullopt, UnpairedReport{path, std::string("cannot read report: ") + e.what()}};
     }
 }
 
 }  // namespace
 
-FleetAnalysis analyze_fleet_files(const std::vector<std::string>& paths, const FleetOptions& options) {
+FleetFiles read_fleet_files(const std::vector<std::string>& paths) {
     // Parsing dominates, and reports are independent: a few workers each hold one report at a
     // time, so memory stays bounded by (workers x one report) + the summaries. Results land in
     // their file's slot, so the order, and so the output, does not depend on the threads.
@@ -52,13 +55,18 @@ FleetAnalysis analyze_fleet_files(const std::vector<std::string>& paths, const F
     work();
     for (auto& t : threads)
         t.join();
-    std::vector<NodeSummary> nodes;
-    std::vector<UnpairedReport> unpaired;
+    FleetFiles out;
     for (auto& s : slots) {
-        if (s.node) nodes.push_back(std::move(*s.node));
-        if (s.unpaired) unpaired.push_back(std::move(*s.unpaired));
+        if (s.node) out.nodes.push_back(std::move(*s.node));
+        if (s.rank) out.ranks.push_back(std::move(*s.rank));
+        if (s.unpaired) out.unpaired.push_back(std::move(*s.unpaired));
     }
-    return analyze_fleet(std::move(nodes), std::move(unpaired), options);
+    return out;
+}
+
+FleetAnalysis analyze_fleet_files(const std::vector<std::string>& paths, const FleetOptions& options) {
+    FleetFiles files = read_fleet_files(paths);
+    return analyze_fleet(std::move(files.nodes), std::move(files.unpaired), options);
 }
 
 }  // namespace clprobe

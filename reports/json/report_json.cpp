@@ -108,6 +108,7 @@ json launch_to_json(const LaunchContext& l) {
             {"rank", l.rank},
             {"local_rank", optional_int(l.local_rank)},
             {"local_size", optional_int(l.local_size)},
+            {"size", optional_int(l.world_size)},
             {"took_turns", l.took_turns},
             {"waited", l.waited},
             {"turn_wait_seconds", l.turn_wait_seconds}};
@@ -468,6 +469,8 @@ LaunchContext read_launch(const Field& f) {
     l.rank = f.at("rank").str();
     for (auto [key, out] : {std::pair{"local_rank", &l.local_rank}, std::pair{"local_size", &l.local_size}})
         if (!f.at(key).raw().is_null()) *out = f.at(key).integer<int>(0);
+    // "size" arrived with trace reports per rank; older reports lack it.
+    if (f.has("size") && !f.at("size").raw().is_null()) l.world_size = f.at("size").integer<int>(1);
     l.took_turns = f.at("took_turns").boolean();
     l.waited = f.at("waited").boolean();
     l.turn_wait_seconds = f.at("turn_wait_seconds").non_negative();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "render/html_page.hpp"
+#include "render/html_trace_processes.hpp"
 #include "render/svg_chart.hpp"
 #include "render/trace_summary_text.hpp"
 #include "render/value_format.hpp"
@@ -121,7 +122,7 @@ std::string trace_summary_section(const RunReport& report) {
             "<div class=\"warn\">{} commands never completed while the program ran: their device time is "
             "missing.</div>\n",
             f.run.commands_without_times);
-    return out + stages_table(f) + kernels_table(f, report) + transfers_table(f);
+    return out + trace_processes_table(f) + stages_table(f) + kernels_table(f, report) + transfers_table(f);
 }
 
 }  // namespace clprobe::html

@@ -83,22 +83,6 @@ void render_transfers(std::string& out, const TraceFacts& f) {
     }
 }
 
-std::string process_ending(const ProcessFacts& p) {
-    switch (p.end) {
-        case ProcessEnd::exited:
-            return fmt::format("exit {}", p.exit_code.value_or(-1));
-        case ProcessEnd::killed:
-            return p.signal ? fmt::format("CRASHED signal {}", *p.signal) : "killed";
-        case ProcessEnd::exit_handler:
-            return "exited";
-        case ProcessEnd::no_exit_handler:
-            return "ended (_exit)";
-        case ProcessEnd::still_running:
-            return "STILL RUNNING";
-    }
-    return "?";
-}
-
 // The job's processes (those that used OpenCL) as a tree by parent, each with how it ended, its
 // lifetime, its commands and its share of the job's device time; then each one's own stages.
 void render_processes(std::string& out, const TraceFacts& f) {
@@ -109,19 +93,7 @@ void render_processes(std::string& out, const TraceFacts& f) {
     out += fmt::format("  processes ({} used OpenCL):\n", f.processes.size());
     out += fmt::format("    {:<8} {:<8} {:<6} {:<16} {:>9} {:>9} {:>8}  {}\n", "pid", "parent", "origin", "end", "wall",
                        "commands", "device", "command line");
-    // Depth from the parent links among the processes listed: a child is drawn under its parent.
-    const auto depth_of = [&](const ProcessFacts& p) {
-        int depth = 0;
-        int parent = p.ppid;
-        for (int guard = 0; guard < 64; ++guard) {
-            const auto it = std::find_if(f.processes.begin(), f.processes.end(),
-                                         [&](const ProcessFacts& q) { return q.pid == parent; });
-            if (it == f.processes.end()) break;
-            ++depth;
-            parent = it->ppid;
-        }
-        return depth;
-    };
+    const auto depth_of = [&](const ProcessFacts& p) { return process_depth(f.processes, p); };
     const ProcessFacts* dominant = nullptr;
     for (const auto& p : f.processes) {
         if (!dominant || p.device_seconds > dominant->device_seconds) dominant = &p;
@@ -131,7 +103,8 @@ void render_processes(std::string& out, const TraceFacts& f) {
             std::string(static_cast<std::size_t>(2 * std::min(depth_of(p), 6)), ' ') + std::to_string(p.pid);
         out += fmt::format("    {:<8} {:<8} {:<6} {:<16} {:>9} {:>9} {:>8}  {}\n", pid, p.ppid,
                            p.origin.empty() ? "?" : p.origin, process_ending(p), seconds_text(p.wall_seconds),
-                           p.opencl_commands, share, p.command_line.substr(0, 60));
+                           p.opencl_commands, share,
+                           (p.rank.empty() ? "" : "[rank " + p.rank + "] ") + p.command_line.substr(0, 60));
         if (p.end == ProcessEnd::still_running)
             out +=
                 fmt::format("    {:<8} records end at {} after the start\n", "", seconds_text(p.records_end_seconds));
@@ -150,6 +123,36 @@ void render_processes(std::string& out, const TraceFacts& f) {
 }
 
 }  // namespace
+
+std::string process_ending(const ProcessFacts& p) {
+    switch (p.end) {
+        case ProcessEnd::exited:
+            return fmt::format("exit {}", p.exit_code.value_or(-1));
+        case ProcessEnd::killed:
+            return p.signal ? fmt::format("CRASHED signal {}", *p.signal) : "killed";
+        case ProcessEnd::exit_handler:
+            return "exited";
+        case ProcessEnd::no_exit_handler:
+            return "ended (_exit)";
+        case ProcessEnd::still_running:
+            return "STILL RUNNING";
+    }
+    return "?";
+}
+
+// Depth from the parent links among the processes listed: a child is drawn under its parent.
+int process_depth(const std::vector<ProcessFacts>& processes, const ProcessFacts& p) {
+    int depth = 0;
+    int parent = p.ppid;
+    for (int guard = 0; guard < 64; ++guard) {
+        const auto it =
+            std::find_if(processes.begin(), processes.end(), [&](const ProcessFacts& q) { return q.pid == parent; });
+        if (it == processes.end()) break;
+        ++depth;
+        parent = it->ppid;
+    }
+    return depth;
+}
 
 std::string render_trace_summary(const RunReport& report) {
     const auto facts = trace_facts_of(report);

@@ -8,7 +8,9 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "fleet/fleet_files.hpp"
+#include "fleet/rank_analysis.hpp"
 #include "render/fleet_formats.hpp"
+#include "render/rank_text.hpp"
 
 namespace clprobe {
 
@@ -21,8 +23,30 @@ struct FleetCliOptions {
     bool verbose = false;
 };
 
+// Trace reports, one per rank of a traced job: the ranks side by side and the slow one explained.
+int run_ranks(const FleetCliOptions& o, FleetFiles files) {
+    if (files.ranks.size() < 2)
+        throw UsageError(fmt::format("fleet needs two or more readable reports; {} of the {} given qualify",
+                                     files.ranks.size(), o.reports.size()));
+    const RankAnalysis a = analyze_ranks(std::move(files.ranks), std::move(files.unpaired));
+    fmt::print("{}", rank_formats().find(o.format).render(a, {o.verbose, o.format == "text" && color_stdout()}));
+    if (o.fail_on_outlier && !a.findings.empty()) {
+        fmt::print(stderr, "clprobe: rank {} is slower than the other ranks beyond the threshold\n",
+                   a.findings.front().rank);
+        return exit_code::outlier;
+    }
+    return exit_code::ok;
+}
+
 int run_fleet(const FleetCliOptions& o) {
-    const FleetAnalysis f = analyze_fleet_files(o.reports);
+    FleetFiles files = read_fleet_files(o.reports);
+    if (!files.ranks.empty() && !files.nodes.empty())
+        throw UsageError(fmt::format(
+            "fleet compares either diagnose reports (nodes) or trace reports (ranks of one job), not both: {} "
+            "diagnose and {} trace report(s) given (e.g. {} and {})",
+            files.nodes.size(), files.ranks.size(), files.nodes.front().source, files.ranks.front().source));
+    if (!files.ranks.empty()) return run_ranks(o, std::move(files));
+    const FleetAnalysis f = analyze_fleet(std::move(files.nodes), std::move(files.unpaired));
     if (f.nodes < 2) {
         std::string why;
         for (const auto& u : f.unpaired)
@@ -68,7 +92,8 @@ CommandRunner add_fleet_command(CLI::App& app) {
     json->excludes(html)->excludes(md);
     html->excludes(md);
     cmd->add_flag("--fail-on-outlier", opts->fail_on_outlier,
-                  "Exit with code 5 when a node is worse than the fleet beyond the noise band (scheduler prologs)");
+                  "Exit with code 5 when a node is worse than the fleet beyond the noise band (scheduler prologs), or, "
+                  "over trace reports, when a rank is slow (fleet.rank.slow)");
     cmd->add_flag("-v,--verbose", opts->verbose, "Name every node of a finding present on only some nodes");
     return [opts] { return run_fleet(*opts); };
 }

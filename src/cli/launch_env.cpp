@@ -52,6 +52,7 @@ std::optional<LaunchContext> launch_context(const LauncherEnv& launcher, const N
     c.rank = *launcher.rank;
     c.local_rank = launcher.local_rank;
     c.local_size = launcher.local_size;
+    c.world_size = launcher.world_size;
     c.took_turns = turn != nullptr;
     c.waited = turn != nullptr && turn->waited();
     c.turn_wait_seconds = turn != nullptr ? turn->wait_seconds() : 0;

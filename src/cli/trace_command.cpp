@@ -261,6 +261,9 @@ int run_trace(TraceOptions o) {
     CaptureSession capture(o.capture, records.path);
 
     RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
+    // Under mpirun or srun each rank's report says which rank it is: `clprobe fleet` sets them
+    // side by side (docs/trace.md, MPI jobs). The ranks trace at once: no node turn is taken.
+    report.launch = launch_context(launcher, nullptr);
     report.results = measure_before(o, selected, baseline, report);
     // The machine's energy over the program's lifetime, where sensors exist (app.energy): found
     // and their intervals measured now, so the program's own time holds none of it.

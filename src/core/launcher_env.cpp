@@ -25,6 +25,8 @@ const LauncherVariables launchers[] = {
     {"slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
     {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
     {"pmi", "PMI_RANK", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+    // PMIx launchers that set none of the above (prterun, PMIx-only srun plugins).
+    {"pmix", "PMIX_RANK", nullptr, nullptr},
 };
 
 // The world size, in its own order: Open MPI's own variable first (under srun with Open MPI both
@@ -133,14 +135,23 @@ std::string expand_output_path(const std::string& pattern, const std::string& sh
             out += short_host;
         } else if (name == "rank") {
             if (!launcher.rank)
-                throw std::invalid_argument(fmt::format(
-                    "'{}': {{rank}} needs a launcher's rank (SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK), and none "
-                    "is set: run under srun or mpirun, or use {{host}}",
-                    pattern));
+                throw std::invalid_argument(
+                    fmt::format("'{}': {{rank}} needs a launcher's rank (SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK "
+                                "or PMIX_RANK), and "
+                                "none "
+                                "is set: run under srun or mpirun, or use {{host}}",
+                                pattern));
             out += *launcher.rank;
+        } else if (name == "size") {
+            if (!launcher.world_size)
+                throw std::invalid_argument(fmt::format(
+                    "'{}': {{size}} needs a launcher's rank count (OMPI_COMM_WORLD_SIZE, PMI_SIZE, or SLURM_NTASKS "
+                    "under a PMI), and none is set",
+                    pattern));
+            out += std::to_string(*launcher.world_size);
         } else if (is_placeholder_name(name)) {
             throw std::invalid_argument(
-                fmt::format("'{}': unknown placeholder '{{{}}}' (known: {{host}}, {{rank}})", pattern, name));
+                fmt::format("'{}': unknown placeholder '{{{}}}' (known: {{host}}, {{rank}}, {{size}})", pattern, name));
         } else {
             out += pattern.substr(open, close - open + 1);
         }

@@ -35,9 +35,10 @@ const std::vector<std::string>& launcher_variables();
 
 LauncherEnv launcher_env_from(const EnvironmentMap& env);
 
-// Expands {host} (the short host name) and {rank} in an output path. Throws
-// std::invalid_argument naming the problem: {rank} with no launcher rank in the environment, or
-// an unknown {placeholder}. Braces around anything other than a lowercase name are kept as written.
+// Expands {host} (the short host name), {rank} and {size} (the ranks the launcher announced) in an
+// output path. Throws std::invalid_argument naming the problem: {rank} or {size} with no launcher
+// rank or count in the environment, or an unknown {placeholder}. Braces around anything other than a lowercase name are
+// kept as written.
 std::string expand_output_path(const std::string& pattern, const std::string& short_host, const LauncherEnv& launcher);
 
 // "node7" for "node7.cluster.example.org".

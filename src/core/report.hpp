@@ -129,9 +129,10 @@ struct LaunchContext {
     std::string launcher;  // slurm, openmpi, pmi
     std::string rank;      // global rank, as the launcher wrote it
     std::optional<int> local_rank, local_size;
-    bool took_turns = false;       // the node-local layers ran holding the node lock
-    bool waited = false;           // another rank held the node when this one asked
-    double turn_wait_seconds = 0;  // time spent waiting for the node
+    std::optional<int> world_size;  // the number of ranks the launcher announced
+    bool took_turns = false;        // the node-local layers ran holding the node lock
+    bool waited = false;            // another rank held the node when this one asked
+    double turn_wait_seconds = 0;   // time spent waiting for the node
 };
 
 struct RunReport {

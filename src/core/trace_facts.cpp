@@ -129,6 +129,7 @@ json process_to_json(const ProcessFacts& p) {
             {"ppid", p.ppid},
             {"origin", p.origin},
             {"command_line", p.command_line},
+            {"rank", p.rank.empty() ? json(nullptr) : json(p.rank)},
             {"end", to_string(p.end)},
             {"exit_code", p.exit_code ? json(*p.exit_code) : json(nullptr)},
             {"signal", p.signal ? json(*p.signal) : json(nullptr)},
@@ -147,6 +148,7 @@ ProcessFacts process_from_json(const json& j) {
     p.ppid = j.value("ppid", 0);
     p.origin = j.value("origin", "");
     p.command_line = j.value("command_line", "");
+    if (const auto it = j.find("rank"); it != j.end() && it->is_string()) p.rank = it->get<std::string>();
     p.end = process_end_from(j.value("end", "")).value_or(ProcessEnd::no_exit_handler);
     p.exit_code = optional_int(j, "exit_code");
     p.signal = optional_int(j, "signal");

@@ -145,6 +145,7 @@ struct ProcessFacts {
     // never used OpenCL); fork: forked from a process that had the layer loaded
     std::string origin;
     std::string command_line;  // as /proc/PID/cmdline had it, cut to 400 bytes
+    std::string rank;          // its launcher's rank (a rank of `trace -- mpirun`); "" when none
     ProcessEnd end = ProcessEnd::no_exit_handler;
     std::optional<int> exit_code, signal;
     double start_seconds = 0;        // since the job started

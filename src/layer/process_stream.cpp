@@ -91,7 +91,25 @@ bool open_in_dir(const std::string& dir) {
     return false;
 }
 
-// H, then O: who this process is, where it came from and when it started.
+// V records of the variables clprobe asked for (the launchers' rank variables): which rank of an
+// MPI job this process is, as the launcher told it.
+void write_environment() {
+    const char* names = std::getenv(trace_format::environment_env);
+    if (names == nullptr) return;
+    const std::string list(names);
+    for (std::size_t pos = 0; pos <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string name = list.substr(pos, comma - pos);
+        pos = comma + 1;
+        const char* value = name.empty() ? nullptr : std::getenv(name.c_str());
+        if (value == nullptr) continue;
+        RecordLine v('V');
+        v.word(name).text(value);
+        emit(v.line());
+    }
+}
+
+// H, then O and V: who this process is, where it came from and when it started.
 void write_header(const char* origin, uint64_t start_ns) {
     RecordLine header('H');
     header.num(trace_format::version).num(static_cast<uint64_t>(getpid())).num(now_ns());
@@ -99,6 +117,7 @@ void write_header(const char* origin, uint64_t start_ns) {
     RecordLine o('O');
     o.num(static_cast<uint64_t>(getppid())).word(origin).num(start_ns).text(command_line());
     emit(o.line());
+    write_environment();
 }
 
 }  // namespace

@@ -92,6 +92,10 @@
 //                                                           keeps its records from <t> on; written when
 //                                                           the period changes and at exit
 //   X <t>                                                   the layer shut down at a normal exit
+//   V <name> <value>                                        after O: a variable of the process's
+//                                                           environment that CLPROBE_TRACE_ENV names
+//                                                           (a launcher's rank: which MPI rank the
+//                                                           process is); only those that are set
 //
 // Commands (<command> of E): kernel (clEnqueueNDRangeKernel), task, native_kernel, write, read,
 // copy, fill, write_rect, read_rect, copy_rect, map, unmap, write_image, read_image, copy_image,
@@ -104,6 +108,7 @@
 //                        a fork()ed child opens its own on its first OpenCL call
 //   CLPROBE_TRACE_FILE   without CLPROBE_TRACE_DIR: one file (truncated) that the first process to
 //                        lock it owns; other processes and forked children record nothing
+//   CLPROBE_TRACE_ENV    names, separated by commas, of variables to record in V records
 //   Without either the layer only forwards calls.
 //   CLPROBE_TRACE_WINDOW, CLPROBE_TRACE_CONTROL   capture windows (capture_control.hpp)
 //   CLPROBE_TRACE_MAX_BYTES, CLPROBE_TRACE_SPACE  the size cap and its shared counter (space_budget.hpp)
@@ -116,6 +121,7 @@ namespace clprobe::trace_format {
 inline constexpr int version = 1;
 inline constexpr const char* file_env = "CLPROBE_TRACE_FILE";
 inline constexpr const char* dir_env = "CLPROBE_TRACE_DIR";
+inline constexpr const char* environment_env = "CLPROBE_TRACE_ENV";
 // The name of a process's file in the records folder ends so.
 inline constexpr std::string_view stream_suffix = ".rec";
 

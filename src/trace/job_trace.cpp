@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "core/launcher_env.hpp"
 #include "layer/trace_format.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -173,6 +174,7 @@ std::vector<ProcessFacts> process_facts(const std::vector<ProgramTrace>& process
             f.origin = p.origin->origin;
             f.command_line = p.origin->command_line;
         }
+        if (const auto rank = launcher_env_from(p.environment).rank) f.rank = *rank;
         // An exec'd process's start comes from /proc at 10 ms resolution: never before the job's.
         const std::uint64_t start = std::max(start_of(p), job_start);
         std::uint64_t end = 0;

@@ -7,6 +7,7 @@
 // Host times are ns of CLOCK_MONOTONIC (steady_clock), the clock clprobe also reads the child's
 // start and end with; device times are ns of the device's own clock until the analysis aligns them.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -139,7 +140,9 @@ struct ProgramTrace {
     int format_version = 0;
     int pid = 0;
     std::optional<ProcessOrigin> origin;  // absent in files of layers before per-process streams
-    std::optional<int> fatal_signal;      // an S record: the signal that reached the process
+    // V records: the launcher variables the process had (its MPI rank), by name.
+    std::map<std::string, std::string> environment;
+    std::optional<int> fatal_signal;  // an S record: the signal that reached the process
     std::optional<std::uint64_t> fatal_signal_at;
     std::uint64_t last_record = 0;  // the latest host time in any record
     std::uint64_t layer_start = 0;  // H record: when the layer was initialised

@@ -107,6 +107,7 @@ class Reader {
         if (type == "S") return signal_record(f);
         if (type == "A") return aggregate(f);
         if (type == "Z") return sampling(f);
+        if (type == "V") return variable(f);
         return true;
     }
 
@@ -335,6 +336,12 @@ class Reader {
         o.start = unsigned_of(f.at[3]);
         if (f.count > 4) o.command_line = f.at[4];
         trace_.origin = std::move(o);
+        return true;
+    }
+
+    bool variable(const Fields& f) {
+        if (f.count < 2) return false;
+        trace_.environment[std::string(f.at[1])] = f.count > 2 ? std::string(f.at[2]) : std::string();
         return true;
     }
 

@@ -12,7 +12,9 @@ driven by python3-selenium and chromium-driver), rendered from saved reports in 
   - every pipeline stage worth a tenth of its row has its value printed on it, and no two charts
     of a page draw the same thing;
   - the fleet page names every node, with one dot strip per headline metric and each outlier
-    named in the headline table with its deviation in %.
+    named in the headline table with its deviation in %;
+  - a trace page of a job's process has its process table (with the rank), and the fleet page of
+    a job's ranks names the slow rank.
 
 Full-page screenshots go to OUT (default: build/html-browser/). Exit 77 (ctest's skip) with a
 message when no browser or driver is installed.
@@ -92,6 +94,34 @@ def fleet_reports(base_path, work):
     return paths
 
 
+def rank_reports(base_path, work):
+    """Two ranks of a traced job from one saved trace: rank 1 launches three times the kernels."""
+    with open(base_path) as f:
+        base = json.load(f)
+    paths = []
+    for i in range(2):
+        doc = copy.deepcopy(base)
+        doc["launch"] = {"launcher": "openmpi", "rank": str(i), "local_rank": i, "local_size": 2, "size": 2,
+                         "took_turns": False, "waited": False, "turn_wait_seconds": 0}
+        facts = next(p for p in doc["results"] if p["id"] == "trace.program")["attributes"]["facts"]
+        extra = 2 * i * facts["stages"]["kernel"]
+        for k in facts["kernels"]:
+            k["launches"] *= 1 + 2 * i
+            k["seconds"] *= 1 + 2 * i
+        facts["stages"]["kernel"] += extra
+        facts["run"]["wall_seconds"] += extra
+        facts["processes"] = [{
+            "pid": 1000 + i, "ppid": 999, "origin": "exec", "command_line": "./app --steps 2000", "rank": str(i),
+            "end": "exit_handler", "exit_code": None, "signal": None, "start_seconds": 0,
+            "wall_seconds": facts["run"]["wall_seconds"], "records_end_seconds": facts["run"]["wall_seconds"],
+            "opencl_commands": facts["run"]["opencl_commands"], "commands_without_times": 0,
+            "device_seconds": facts["stages"]["kernel"] + facts["stages"]["transfer"], "stages": facts["stages"]}]
+        paths.append(os.path.join(work, f"rank{i}.json"))
+        with open(paths[-1], "w") as f:
+            json.dump(doc, f)
+    return paths
+
+
 def pages(clprobe, source, work):
     """{name: (html path, expected queues or None, expectations)} for every page kind."""
     fixtures = os.path.join(source, "tests", "fixtures", "reports")
@@ -115,6 +145,15 @@ def pages(clprobe, source, work):
         f.write(run([clprobe, "fleet", *fleet_reports(os.path.join(fixtures, "default_quick.json"), work),
                      "--format", "html"]))
     out["fleet"] = (path, None, {"nodes": [f"node{i}" for i in range(4)], "outlier": "node2"})
+    ranks = rank_reports(os.path.join(fixtures, "trace_sync_each.json"), work)
+    path = os.path.join(work, "trace_rank1.html")
+    with open(path, "w") as f:
+        f.write(run([clprobe, "report", ranks[1], "--format", "html"]))
+    out["trace_rank1"] = (path, None, {"contains": ["<h3>Processes (1 used OpenCL)</h3>", "<th>rank</th>"]})
+    path = os.path.join(work, "fleet_ranks.html")
+    with open(path, "w") as f:
+        f.write(run([clprobe, "fleet", *ranks, "--format", "html"]))
+    out["fleet_ranks"] = (path, None, {"contains": ["rank 1 is the slow rank", "fleet.rank.slow", "add_one"]})
     return out
 
 
@@ -278,6 +317,10 @@ def main():
                         failures += [f"{name}: {p}" for p in trace["problems"]]
                         if expect.get("perfetto") and not trace["perfetto"]:
                             failures.append(f"{name}: the trace wrote a Perfetto file and the page does not link it")
+                    if width == WIDTHS[0]:
+                        page = driver.page_source
+                        failures += [f"{name}: the page does not say {s!r}" for s in expect.get("contains", [])
+                                     if s not in page]
                     if width == WIDTHS[0] and "nodes" in expect:
                         fleet = driver.execute_script(FLEET_JS, expect["nodes"], expect["outlier"])
                         failures += [f"{name}: {p}" for p in fleet["problems"]]

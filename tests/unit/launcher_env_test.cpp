@@ -28,6 +28,11 @@ TEST_CASE("launcher: rank and local placement from each launcher's variables", "
     CHECK(ompi.launcher == "openmpi");
     CHECK_FALSE(ompi.may_share_node());  // alone on its node
 
+    // A PMIx launcher that sets only PMIX_RANK (prterun): the rank, no placement.
+    const auto pmix = launcher_env_from({{"PMIX_RANK", "3"}});
+    CHECK(pmix.launcher == "pmix");
+    CHECK(pmix.rank == "3");
+    CHECK_FALSE(pmix.may_share_node());
     const auto pmi = launcher_env_from({{"PMI_RANK", "4"}, {"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}});
     CHECK(pmi.launcher == "pmi");
     CHECK(pmi.may_share_node());
@@ -82,6 +87,9 @@ TEST_CASE("launcher: {host} and {rank} expand; unknown placeholders and a missin
     CHECK(expand_output_path("odd{A-b}{.json", "n", {}) == "odd{A-b}{.json");  // not placeholders
     CHECK_THROWS_WITH(expand_output_path("r-{rank}.json", "n", {}), Catch::Contains("{rank} needs a launcher"));
     CHECK_THROWS_WITH(expand_output_path("r-{node}.json", "n", ompi), Catch::Contains("unknown placeholder '{node}'"));
+    const auto sized = launcher_env_from({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "4"}});
+    CHECK(expand_output_path("r-{rank}-of-{size}.json", "n", sized) == "r-1-of-4.json");
+    CHECK_THROWS_WITH(expand_output_path("r-{size}.json", "n", ompi), Catch::Contains("{size} needs a launcher"));
     CHECK(short_host_name("node7.cluster.example.org") == "node7");
     CHECK(short_host_name("node7") == "node7");
 }

@@ -258,3 +258,21 @@ TEST_CASE("trace reader: the process's origin and a fatal signal", "[trace][job]
     CHECK(t.last_record == 6000);
     CHECK(t.unreadable_lines == 0);
 }
+
+TEST_CASE("trace job: a process's launcher rank from its V records", "[trace][job]") {
+    std::istringstream in(
+        "H\t1\t77\t1000\nO\t76\texec\t900\t./app\nV\tOMPI_COMM_WORLD_RANK\t1\nV\tOMPI_COMM_WORLD_SIZE\t2\n"
+        "X\t6000\n");
+    const ProgramTrace t = read_program_trace(in);
+    CHECK(t.environment.at("OMPI_COMM_WORLD_RANK") == "1");
+    CHECK(t.unreadable_lines == 0);
+    JobRun job;
+    job.program.start_ns = 900;
+    job.end_ns = 7000;
+    const auto facts = process_facts({t}, job);
+    REQUIRE(facts.size() == 1);
+    CHECK(facts[0].rank == "1");
+    // Without V records (a process outside a launcher, or an older layer): no rank.
+    std::istringstream plain("H\t1\t78\t1000\nO\t76\texec\t900\t./app\nX\t6000\n");
+    CHECK(process_facts({read_program_trace(plain)}, job)[0].rank.empty());
+}
