@@ -333,7 +333,8 @@ def test_sigterm_is_forwarded_and_the_report_written():
 if __name__ == "__main__":
     main([test_bad_input_starts_nothing, test_wait_after_every_kernel, test_pageable_uploads_each_step,
           test_thousands_of_tiny_transfers, test_rebuild_per_batch, test_allocation_per_iteration,
-          test_slow_kernel_among_fast_ones, test_clean_program, test_four_threads_enqueueing, test_program_that_aborts,
+          test_slow_kernel_among_fast_ones, test_short_kernels_back_to_back, test_clean_program,
+          test_four_threads_enqueueing, test_program_that_aborts,
           test_program_that_exits_midway, test_program_without_opencl, test_stdin_passes_through,
           test_timeout_ends_the_program_and_writes_the_report,
           test_loader_that_does_not_load_the_layer, test_ceilings_measured_timeline_html_and_report,
