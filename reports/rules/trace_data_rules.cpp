@@ -19,9 +19,6 @@ constexpr std::uint64_t min_small_transfers = 100;
 constexpr std::uint64_t min_loop_allocations = 20;
 // A faster path must beat what the program achieved by a quarter to be worth a change.
 constexpr double better_path_ratio = 1.25;
-// Below a tenth of the memory roof a kernel is either compute-bound or badly written.
-constexpr double below_roof_fraction = 0.1;
-constexpr double kernel_share_of_interest = 0.1;
 // Overlap: both stages substantial, almost no overlap seen, and the device measured to overlap.
 constexpr double overlap_stage_share = 0.1;
 constexpr double overlap_seen_fraction = 0.1;
@@ -196,19 +193,12 @@ RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f, const Rul
     const BandwidthRoofs roofs = bandwidth_roofs_of(r.results);
     if (!roofs.memory_gb_per_s && !roofs.levels) return rule.missing();
     const double wall = f.run.wall_seconds;
-    const KernelFacts* worst = nullptr;
-    std::optional<PlacedRoof> worst_roof;
-    double saved = 0;
-    for (const auto& k : f.kernels) {
-        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0 || k.launches == 0) continue;
-        // One launch's buffers decide the memory level, and so the roof it is held against.
-        const auto roof = roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
-        if (!roof || roof->gb_per_s <= 0) continue;
-        const double fraction = k.bytes / k.seconds * 1e-9 / roof->gb_per_s;
-        const double s = k.seconds - k.bytes / (roof->gb_per_s * 1e9);
-        if (fraction < below_roof_fraction && s > saved) saved = s, worst = &k, worst_roof = roof;
-    }
-    if (!worst || !worth_reporting(f, saved)) return RuleOutcome::none();
+    // A kernel the driver chose the work-group for is trace.kernel.no_local_size's, with its own fix.
+    const auto below = worst_below_roof(roofs, f, [](const KernelFacts& k) { return !mostly_auto_local(k); });
+    if (!below || !worth_reporting(f, below->saved)) return RuleOutcome::none();
+    const KernelFacts* worst = below->kernel;
+    const auto worst_roof = std::optional<PlacedRoof>(below->roof);
+    const double saved = below->saved;
     const double gbs = worst->bytes / worst->seconds * 1e-9;
     Finding finding = wall_share_finding(
         rule, f,
@@ -227,6 +217,7 @@ RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f, const Rul
         "Look inside {}: redundant arithmetic or loops that re-read the same data, scalar code where vectors would "
         "do, uncoalesced access. If it is compute-bound by design, compare its FLOP rate with kernel.peak.fp32.",
         worst->name);
+    attribute_to_processes(finding, f, processes_among(worst->pids));
     return RuleOutcome::found(std::move(finding));
 }
 

@@ -70,6 +70,11 @@ std::vector<AppStage> removable_stages(std::string_view rule_id) {
         // Waiting less removes host waits and the device idle that follows them.
         {"trace.sync.wait_after_kernel", {S::host_wait, S::device_idle}},
         {"trace.device.idle_gaps", {S::device_idle}},
+        // Balancing moves device work off the busiest lane: kernels and transfers it ran alone.
+        {"trace.job.device_imbalance", {S::kernel, S::transfer}},
+        // The launch gaps between kernels are device idle (the host enqueues) or host waits.
+        {"trace.kernel.fusion_candidate", {S::device_idle, S::host_wait}},
+        {"trace.kernel.no_local_size", {S::kernel}},
     };
     for (const auto& e : table)
         if (e.id == rule_id) return e.stages;
@@ -104,7 +109,70 @@ Finding wall_share_finding(const RuleSpec& rule, const TraceFacts& f, std::strin
     // the fix recovers all of it.
     finding.confidence = 0.9;
     finding.evidence.push_back(fact("app.wall_time", f.run.wall_seconds, "s", "the program's lifetime"));
+    std::map<int, double> by_pid;
+    for (const auto& p : f.processes)
+        if (const auto it = p.pattern_seconds.find(rule.id); it != p.pattern_seconds.end()) by_pid[p.pid] = it->second;
+    attribute_to_processes(finding, f, by_pid);
     return finding;
+}
+
+std::string process_text(const TraceFacts& f, int pid) {
+    for (const auto& p : f.processes)
+        if (p.pid == pid && !p.command_line.empty())
+            return fmt::format("pid {} ({})", pid,
+                               p.command_line.size() > 60 ? p.command_line.substr(0, 57) + "..." : p.command_line);
+    return fmt::format("pid {}", pid);
+}
+
+void attribute_to_processes(Finding& finding, const TraceFacts& f, const std::map<int, double>& amount_by_pid) {
+    if (f.processes.size() < 2) return;
+    double total = 0;
+    std::vector<std::pair<double, int>> held;  // amount, pid: the largest first
+    for (const auto& [pid, amount] : amount_by_pid)
+        if (pid != 0 && amount > 0) total += amount, held.emplace_back(amount, pid);
+    if (total <= 0) return;
+    std::sort(held.begin(), held.end(), std::greater<>());
+    const auto evidence = [&](double amount, int pid, std::string what) {
+        finding.evidence.push_back(fact("app.process.pattern_share", amount / total, "fraction",
+                                        fmt::format("{}: {}", process_text(f, pid), what),
+                                        {{"pid", std::to_string(pid)}}));
+    };
+    if (held.front().first >= one_process_share * total) {
+        finding.title += fmt::format(", in {}", process_text(f, held.front().second));
+        evidence(held.front().first, held.front().second,
+                 held.size() == 1 ? "the only process of the job with this pattern" : "holds nearly all of it");
+        return;
+    }
+    for (std::size_t i = 0; i < held.size() && i < 3; ++i)
+        evidence(held[i].first, held[i].second, "its share of this pattern");
+}
+
+std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, const TraceFacts& f,
+                                                const std::function<bool(const KernelFacts&)>& eligible) {
+    const double wall = f.run.wall_seconds;
+    std::optional<KernelBelowRoof> worst;
+    for (const auto& k : f.kernels) {
+        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0 || k.launches == 0 || !eligible(k))
+            continue;
+        // One launch's buffers decide the memory level, and so the roof it is held against.
+        const auto roof = roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
+        if (!roof || roof->gb_per_s <= 0) continue;
+        const double fraction = k.bytes / k.seconds * 1e-9 / roof->gb_per_s;
+        const double s = k.seconds - k.bytes / (roof->gb_per_s * 1e9);
+        if (fraction < below_roof_fraction && s > (worst ? worst->saved : 0.0)) worst = KernelBelowRoof{&k, *roof, s};
+    }
+    return worst;
+}
+
+bool mostly_auto_local(const KernelFacts& k) {
+    return k.launches > 0 && 2 * k.auto_local_launches >= k.launches;
+}
+
+std::map<int, double> processes_among(const std::vector<int>& pids) {
+    std::map<int, double> out;
+    for (int pid : pids)
+        out[pid] = 1;
+    return out;
 }
 
 bool worth_reporting(const TraceFacts& f, double saved) {

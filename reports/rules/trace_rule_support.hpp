@@ -2,11 +2,14 @@
 // What the trace rules share: reading the facts, stating a gain as a share of the program's wall
 // time, evidence from facts, and the text of times and sizes.
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/byte_size.hpp"  // bytes_text
+#include "core/memory_roofs.hpp"
 #include "core/trace_facts.hpp"
 #include "rules/rule.hpp"
 
@@ -47,9 +50,38 @@ std::vector<AppStage> removable_stages(std::string_view rule_id);
 double removable_seconds(const TraceFacts& f, std::string_view rule_id);
 
 // A finding of `rule` whose gain is `saved` seconds of the program's measured wall time, bounded
-// by removable_seconds (the basis says so when the bound applied).
+// by removable_seconds (the basis says so when the bound applied). In a job of several
+// processes, attributed to them by each process's pattern_seconds under the rule's id.
 Finding wall_share_finding(const RuleSpec& rule, const TraceFacts& f, std::string title, double saved,
                            std::string basis);
+// In a job of several processes, a pattern this much in one process is that process's: the
+// finding names it in its title.
+inline constexpr double one_process_share = 0.95;
+// "pid N (command)": how findings name a process of the job.
+std::string process_text(const TraceFacts& f, int pid);
+// Says which processes of a job `finding` concerns, from how much of its pattern each holds
+// (seconds, or any amount; pids absent or 0 hold none): the title and an app.process.pattern_share
+// evidence name the process that holds one_process_share of it, else the evidence gives the share
+// of each process that holds any (the largest three). Nothing for a trace of one process.
+void attribute_to_processes(Finding& finding, const TraceFacts& f, const std::map<int, double>& amount_by_pid);
+// Every process with the same amount: the pattern is in exactly these (a kernel launched by them).
+std::map<int, double> processes_among(const std::vector<int>& pids);
+
+// The kernel that loses the most time below the roof of the memory level its buffers fit in,
+// among those `eligible` picks: at least kernel_share_of_interest of the wall time and under
+// below_roof_fraction of that roof. Shared by trace.kernel.below_roof and no_local_size.
+inline constexpr double below_roof_fraction = 0.1;  // below a tenth of the roof: far below it
+inline constexpr double kernel_share_of_interest = 0.1;
+struct KernelBelowRoof {
+    const KernelFacts* kernel = nullptr;
+    PlacedRoof roof;
+    double saved = 0;  // its time less the same bytes at the roof
+};
+std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, const TraceFacts& f,
+                                                const std::function<bool(const KernelFacts&)>& eligible);
+// Launched with a NULL local size (the driver chose the work-group) at least half the time.
+bool mostly_auto_local(const KernelFacts& k);
+
 // Whether `saved` seconds clear min_gain of the wall time.
 bool worth_reporting(const TraceFacts& f, double saved);
 // The ceiling measurement with exactly these labels (the label-free headline by default).

@@ -49,7 +49,7 @@ double TraceFacts::device_busy_seconds() const {
 // Field lists once, for both directions; missing keys keep their defaults so older or hand-made
 // facts still read.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelFacts, name, launches, seconds, median_launch_seconds, bytes,
-                                                global_items)
+                                                global_items, auto_local_launches, pids)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TransferBin, upper_bytes, count, bytes, seconds, enqueue_seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TransferFacts, direction, path, count, bytes, seconds, blocking, bins)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncFacts, kernels, kernels_followed_by_wait, gaps_measured,
@@ -62,6 +62,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AllocationFacts, allocations, re
                                                 in_loop, in_loop_call_seconds, in_loop_distinct_sizes,
                                                 in_loop_first_uses, in_loop_first_use_seconds, in_loop_first_use_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TracedDeviceFacts, name, type, vendor, busy_seconds, commands)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceLaneFacts, pid, device, commands, busy_seconds, begin_seconds,
+                                                end_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceBalanceFacts, busiest, least, shared_seconds,
+                                                busiest_busy_seconds, least_busy_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FusionFacts, sequence, pid, occurrences, kernels, kernel_seconds,
+                                                gap_seconds, removable_gaps, removable_gap_seconds,
+                                                median_kernel_seconds, median_gap_seconds)
 
 namespace {
 
@@ -139,7 +146,8 @@ json process_to_json(const ProcessFacts& p) {
             {"opencl_commands", p.opencl_commands},
             {"commands_without_times", p.commands_without_times},
             {"device_seconds", p.device_seconds},
-            {"stages", stages_to_json(p.stages)}};
+            {"stages", stages_to_json(p.stages)},
+            {"pattern_seconds", p.pattern_seconds}};
 }
 
 ProcessFacts process_from_json(const json& j) {
@@ -159,6 +167,7 @@ ProcessFacts process_from_json(const json& j) {
     p.commands_without_times = j.value("commands_without_times", std::uint64_t{0});
     p.device_seconds = j.value("device_seconds", 0.0);
     p.stages = stages_from_json(j.value("stages", json::object()));
+    p.pattern_seconds = j.value("pattern_seconds", std::map<std::string, double>{});
     return p;
 }
 
@@ -172,7 +181,9 @@ json to_json(const TraceFacts& f) {
                 {"devices", f.devices},      {"kernels", f.kernels},
                 {"transfers", f.transfers},  {"sync", f.sync},
                 {"overlap", f.overlap},      {"builds", f.builds},
-                {"memory", f.memory},        {"processes", processes}};
+                {"memory", f.memory},        {"processes", processes},
+                {"lanes", f.lanes},          {"balance", f.balance},
+                {"fusion", f.fusion}};
     if (f.capture) out["capture"] = to_json(*f.capture);
     return out;
 }
@@ -193,6 +204,9 @@ std::optional<TraceFacts> trace_facts_from_json(const json& j) {
         f.builds = j.value("builds", BuildFacts{});
         f.memory = j.value("memory", AllocationFacts{});
         if (j.contains("capture")) f.capture = capture_facts_from_json(j["capture"]);
+        f.lanes = j.value("lanes", std::vector<DeviceLaneFacts>{});
+        f.balance = j.value("balance", DeviceBalanceFacts{});
+        f.fusion = j.value("fusion", std::vector<FusionFacts>{});
         return f;
     } catch (const json::exception&) {
         return std::nullopt;

@@ -6,6 +6,7 @@
 //
 // Times are seconds of the program's wall clock; bytes are bytes.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,8 +61,10 @@ struct KernelFacts {
     std::uint64_t launches = 0;
     double seconds = 0;  // device time, summed
     double median_launch_seconds = 0;
-    double bytes = 0;                // summed sizes of the buffers bound, over all launches (an estimate)
-    std::uint64_t global_items = 0;  // largest global size seen
+    double bytes = 0;                       // summed sizes of the buffers bound, over all launches (an estimate)
+    std::uint64_t global_items = 0;         // largest global size seen
+    std::uint64_t auto_local_launches = 0;  // launched with a NULL local size (the driver chose it)
+    std::vector<int> pids;                  // the processes that launched it, in order of pid
 };
 
 // Transfers of one direction (h2d, d2h, d2d, map, fill, svm) and path (pageable, pinned, svm,
@@ -119,6 +122,40 @@ struct AllocationFacts {
     double in_loop_first_use_seconds = 0, in_loop_first_use_bytes = 0;
 };
 
+// One lane of the job's device work: one process's queues on one device. Two processes on one
+// device are two lanes; one process on two devices is two lanes.
+struct DeviceLaneFacts {
+    int pid = 0;
+    std::string device;  // its name
+    std::uint64_t commands = 0;
+    double busy_seconds = 0;  // the union of its commands' device times
+    // Its process's OpenCL window, since the job started: that process's first enqueue to the
+    // end of its last command (a lane created but never used is idle over all of it).
+    double begin_seconds = 0, end_seconds = 0;
+};
+
+// The busiest lane against the lane it out-worked most over the span both were active (the
+// intersection of their windows): what the device-balance rule holds against its trigger.
+struct DeviceBalanceFacts {
+    std::int32_t busiest = -1, least = -1;  // indexes into lanes; -1 when fewer than two lanes overlap
+    double shared_seconds = 0;              // the span both were active
+    double busiest_busy_seconds = 0, least_busy_seconds = 0;  // their busy time within it
+};
+
+// A kernel sequence launched back to back on one queue (no other command between), again and
+// again: `sequence` is its period (one name when one kernel is launched repeatedly). Gaps are
+// the device idle from one kernel's end to the next one's start in those runs.
+struct FusionFacts {
+    std::vector<std::string> sequence;
+    int pid = 0;
+    std::uint64_t occurrences = 0, kernels = 0;
+    double kernel_seconds = 0;
+    double gap_seconds = 0;            // every gap inside the runs
+    std::uint64_t removable_gaps = 0;  // the gaps fusing the sequence removes: inside one occurrence
+    double removable_gap_seconds = 0;  // (every gap when the sequence is one kernel: one launch instead)
+    double median_kernel_seconds = 0, median_gap_seconds = 0;
+};
+
 struct TracedDeviceFacts {
     std::string name, type, vendor;
     double busy_seconds = 0;
@@ -155,7 +192,12 @@ struct ProcessFacts {
     std::uint64_t commands_without_times = 0;
     double device_seconds = 0;  // kernel and transfer stages of its own lifetime
     std::vector<AppStageTime> stages;
+    // Per ranked trace rule id: the seconds of that rule's pattern in this process alone (its sync
+    // gaps, its allocation calls...), which name the process a job's finding concerns.
+    std::map<std::string, double> pattern_seconds;
 };
+
+inline constexpr std::size_t max_fusion_facts = 5;
 
 struct TraceFacts {
     ProgramRunFacts run;
@@ -172,6 +214,9 @@ struct TraceFacts {
     AllocationFacts memory;
     // Capture windows and bounded space; absent when the whole run was recorded in full.
     std::optional<CaptureFacts> capture;
+    std::vector<DeviceLaneFacts> lanes;  // in order of pid, then device
+    DeviceBalanceFacts balance;
+    std::vector<FusionFacts> fusion;  // the largest removable gaps first, at most max_fusion_facts
 
     double stage_seconds(AppStage stage) const;
     double device_busy_seconds() const;  // kernel + transfer stages

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <unordered_map>
 
 #include "core/launcher_env.hpp"
@@ -50,6 +51,32 @@ ProcessEnd end_of(const ProgramTrace& p, const JobRun& job, ProcessFacts& f, std
     const bool running =
         std::find(job.still_running.begin(), job.still_running.end(), p.pid) != job.still_running.end();
     return running ? ProcessEnd::still_running : ProcessEnd::no_exit_handler;
+}
+
+// Transfers up to this size count as small in a process's own share of trace.transfer.small (the
+// rule's own threshold is the device's measured half-peak size, which the analysis does not know;
+// it is near this on the devices measured so far).
+constexpr std::uint64_t small_transfer_bytes = 1 << 20;
+
+// Per ranked rule: how much of the rule's pattern is in one process's own facts, which names the
+// process a job's finding concerns (reports/rules/trace_rule_support: wall_share_finding). Rules
+// about one kernel, lane or sequence name its process from their own facts instead.
+std::map<std::string, double> pattern_seconds_of(const TraceFacts& f) {
+    double pageable = 0, small = 0;
+    for (const auto& t : f.transfers) {
+        if (t.direction != "h2d" && t.direction != "d2h") continue;
+        if (t.path == "pageable") pageable += t.seconds;
+        for (const auto& b : t.bins)
+            if (b.upper_bytes <= small_transfer_bytes) small += std::max(b.seconds, b.enqueue_seconds);
+    }
+    return {{"trace.sync.wait_after_kernel", f.sync.gap_seconds},
+            {"trace.memory.alloc_in_loop", f.memory.in_loop_call_seconds + f.memory.in_loop_first_use_seconds},
+            {"trace.build.repeated", f.builds.repeated_seconds},
+            {"trace.build.from_source", std::max(0.0, f.builds.source_seconds - f.builds.repeated_seconds)},
+            {"trace.transfer.pageable", pageable},
+            {"trace.transfer.small", small},
+            {"trace.overlap.serialised", f.device_busy_seconds()},
+            {"trace.device.idle_gaps", f.stage_seconds(AppStage::device_idle)}};
 }
 
 std::string prefixed(int pid, const std::string& handle) {
@@ -102,6 +129,7 @@ ProgramTrace merge_processes(const std::vector<ProgramTrace>& processes) {
         const auto queue_base = static_cast<std::uint32_t>(job.queues.size());
         for (TracedQueue q : p.queues) {
             q.handle = prefixed(p.pid, q.handle);
+            q.pid = p.pid;
             if (q.device >= 0) q.device += device_base;
             job.queues.push_back(std::move(q));
         }
@@ -191,6 +219,7 @@ std::vector<ProcessFacts> process_facts(const std::vector<ProgramTrace>& process
         f.commands_without_times = a.facts.run.commands_without_times;
         f.device_seconds = a.facts.device_busy_seconds();
         f.stages = a.facts.stages;
+        f.pattern_seconds = pattern_seconds_of(a.facts);
         out.push_back(std::move(f));
     }
     return out;

@@ -53,4 +53,9 @@ std::string_view ProgramTrace::kernel_name(const TracedCommand& c) const {
     return kernel_names[static_cast<std::size_t>(c.kernel)];
 }
 
+int ProgramTrace::pid_of(const TracedCommand& c) const {
+    const int queue_pid = c.queue < queues.size() ? queues[c.queue].pid : 0;
+    return queue_pid != 0 ? queue_pid : pid;
+}
+
 }  // namespace clprobe

@@ -78,6 +78,9 @@ struct TracedQueue {
     std::int32_t device = -1;  // index into devices
     std::uint64_t created = 0;
     bool profiling_added = false;
+    // The process of a job trace that created it (merge_processes); 0 in one process's own trace,
+    // whose ProgramTrace::pid it is.
+    int pid = 0;
 };
 
 struct TracedDevice {
@@ -164,6 +167,8 @@ struct ProgramTrace {
 
     bool empty() const { return format_version == 0; }
     std::string_view kernel_name(const TracedCommand& c) const;
+    // The process that enqueued the command (its queue's process in a job trace, else pid).
+    int pid_of(const TracedCommand& c) const;
 };
 
 }  // namespace clprobe

@@ -10,6 +10,7 @@
 #include "trace/app_measurements.hpp"
 #include "trace/capture_windows.hpp"
 #include "trace/device_clock.hpp"
+#include "trace/job_patterns.hpp"
 #include "trace/trace_patterns.hpp"
 
 namespace clprobe {
@@ -117,6 +118,11 @@ std::vector<KernelFacts> kernel_facts(const ProgramTrace& trace, const AlignedTi
         KernelFacts& k = out[static_cast<std::size_t>(c.kernel)];
         ++k.launches;
         k.global_items = std::max(k.global_items, c.global_items);
+        // The layer writes "0" for a NULL local size (the driver chooses the work-group).
+        if (c.local == "0") ++k.auto_local_launches;
+        if (const int pid = trace.pid_of(c); std::find(k.pids.begin(), k.pids.end(), pid) == k.pids.end()) {
+            k.pids.insert(std::upper_bound(k.pids.begin(), k.pids.end(), pid), pid);
+        }
         if (!aligned.spans[i]) continue;
         const double d = aligned.spans[i]->seconds();
         k.seconds += d;
@@ -223,6 +229,8 @@ TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, cons
     f.builds = build_facts(trace);
     f.memory = allocation_facts(trace, aligned);
     f.devices = device_facts(trace, aligned);
+    lane_facts(trace, aligned, run.start_ns, f);
+    f.fusion = fusion_facts(trace, aligned);
     // Commands sampled out of the timeline (--max-size): in the totals, not in the stages.
     add_aggregates(trace, f);
     out.measurements = app_measurements(f, launch_seconds, rates, roofs);

@@ -107,13 +107,15 @@ def test_allocation_per_iteration():
 
 
 def test_slow_kernel_among_fast_ones():
-    report = check_planted("slow_kernel", "trace.kernel.below_roof")
+    # trace_app launches every kernel with a NULL local size: a kernel far below its roof is then
+    # trace.kernel.no_local_size's (below_roof leaves it to that rule).
+    report = check_planted("slow_kernel", "trace.kernel.no_local_size")
     expect("slow_kernel" in without_uncached_builds(report, trace_findings(report))[0]["title"],
            "the slow kernel is not named")
 
 
 # Findings that fire on a measured rate rather than on what the program asked for.
-TIMING_FINDINGS = {"trace.kernel.below_roof"}
+TIMING_FINDINGS = {"trace.kernel.below_roof", "trace.kernel.no_local_size", "trace.kernel.fusion_candidate"}
 
 
 def test_clean_program():
@@ -128,6 +130,29 @@ def test_clean_program():
     loud = [f["id"] for f in without_uncached_builds(report, trace_findings(report))
             if f["severity"] not in ("info", "low") and f["id"] not in TIMING_FINDINGS]
     expect(not loud, f"clean program has findings above low severity: {loud}\n{err[-3000:]}")
+
+
+def test_short_kernels_back_to_back():
+    argv = [APP, "short_pairs"]
+    rc, out = untraced(argv)
+    trc, tout, err, report = traced(argv, name="short_pairs")
+    expect(trc == rc == 0 and tout == out, "short_pairs: output or exit code changed")
+    # 10 runs of 500 pairs between finishes: one sequence, every pair one occurrence.
+    groups = facts(report)["fusion"]
+    expect(groups and groups[0]["sequence"] == ["add_one", "copy_vec"],
+           f"short_pairs: sequences {[g['sequence'] for g in groups]}")
+    top = groups[0]
+    expect(top["occurrences"] == 5000 and top["kernels"] == 10000 and top["removable_gaps"] == 5000,
+           f"short_pairs: {top}")
+    # Whether the gaps rival the kernels is this driver's timing: the finding follows the facts.
+    rivals = top["median_gap_seconds"] >= 0.5 * top["median_kernel_seconds"] and top["median_kernel_seconds"] <= 1e-3
+    worth = top["removable_gap_seconds"] >= 0.01 * facts(report)["run"]["wall_seconds"]
+    found = [f for f in trace_findings(report) if f["id"] == "trace.kernel.fusion_candidate"]
+    expect(bool(found) == (rivals and worth),
+           f"short_pairs: fusion finding {bool(found)} for median gap {top['median_gap_seconds']}, "
+           f"kernel {top['median_kernel_seconds']}")
+    if found:
+        expect("add_one -> copy_vec" in found[0]["title"], f"short_pairs: {found[0]['title']}")
 
 
 def test_four_threads_enqueueing():
@@ -308,7 +333,8 @@ def test_sigterm_is_forwarded_and_the_report_written():
 if __name__ == "__main__":
     main([test_bad_input_starts_nothing, test_wait_after_every_kernel, test_pageable_uploads_each_step,
           test_thousands_of_tiny_transfers, test_rebuild_per_batch, test_allocation_per_iteration,
-          test_slow_kernel_among_fast_ones, test_clean_program, test_four_threads_enqueueing, test_program_that_aborts,
+          test_slow_kernel_among_fast_ones, test_short_kernels_back_to_back, test_clean_program,
+          test_four_threads_enqueueing, test_program_that_aborts,
           test_program_that_exits_midway, test_program_without_opencl, test_stdin_passes_through,
           test_timeout_ends_the_program_and_writes_the_report,
           test_loader_that_does_not_load_the_layer, test_ceilings_measured_timeline_html_and_report,

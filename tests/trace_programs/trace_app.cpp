@@ -607,6 +607,30 @@ void run_exit_midway(Cl& cl, int steps, int code) {
     }
 }
 
+// Two tiny kernels launched back to back, again and again, with a finish only every 500 pairs:
+// the device idles between launches about as long as each runs (a fusion candidate).
+void run_short_pairs(Cl& cl, int steps) {
+    constexpr int finish_every = 500;
+    cl_program program = build_program(cl);
+    cl_kernel add_one = make_kernel(program, "add_one");
+    cl_kernel copy = make_kernel(program, "copy_vec");
+    cl_mem data = make_buffer(cl, CL_MEM_READ_WRITE, small_items * sizeof(uint32_t));
+    cl_mem out = make_buffer(cl, CL_MEM_READ_WRITE, small_items * sizeof(uint32_t));
+    fill_zero(cl.queue, data, small_items * sizeof(uint32_t));
+    set_arg(add_one, 0, data);
+    set_arg(copy, 0, data);
+    set_arg(copy, 1, out);
+    for (int i = 0; i < steps; ++i) {
+        launch(cl.queue, add_one, small_items);
+        launch(cl.queue, copy, small_items);
+        if ((i + 1) % finish_every == 0) check(clFinish(cl.queue), "clFinish");
+    }
+    auto result = read_back(cl.queue, out, small_items);
+    expect_all(result, static_cast<uint32_t>(steps), "short_pairs");
+    std::printf("kernels %d\n", 2 * steps);
+    print_checksum(checksum(result));
+}
+
 // Overhead benchmark (not an anti-pattern test): the tracer's per-call cost dominates when every
 // launch is tiny and synchronised.
 void run_many_small(Cl& cl, int steps) {
@@ -773,6 +797,7 @@ constexpr Mode modes[] = {
     {"echo", 2},                // kernels before echoing stdin
     {"fork_workers", 100},      // kernels per forked worker (2 workers)
     {"paced", 400},             // kernels on a fixed schedule, one per --period ms (default 50)
+    {"short_pairs", 5000},      // pairs of tiny kernels back to back
 };
 
 [[noreturn]] void usage(const char* problem) {
@@ -873,6 +898,8 @@ int main(int argc, char** argv) {
         run_echo(cl, n);
     } else if (mode_name == "paced") {
         run_paced(cl, n, period_ms);
+    } else if (mode_name == "short_pairs") {
+        run_short_pairs(cl, n);
     }
     std::fflush(stdout);
     std::fprintf(stderr, "trace_app: %s done\n", mode->name);

@@ -2,6 +2,7 @@
 // keeps: what the fix removes, never more (reports/rules/trace_rule_support: removable_stages).
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <sstream>
 
 #include "rule_test_support.hpp"
@@ -80,6 +81,32 @@ std::vector<std::pair<std::string, RunReport>> planted_programs() {
     for (int i = 0; i < 20; ++i)
         idle.kernel("k", i * 1000.0, i * 1000.0 + 1, i * 1000.0 + 400, 1 << 10);
     out.emplace_back("idle", trace_report(idle.trace, idle.run(20'000), all_ceilings(), 10.0));
+    // Two devices, the second given a quarter of the first's work (trace.job.device_imbalance).
+    TraceBuilder lanes;
+    lanes.trace.devices.push_back({"d2", "cpu", "Synthetic", "Synthetic device"});
+    lanes.trace.queues.push_back({"q2", 1, TraceBuilder::origin, true});
+    for (int i = 0; i < 100; ++i) {
+        lanes.kernel("a", i * 100.0, i * 100.0 + 1, i * 100.0 + 81);
+        lanes.kernel("b", i * 100.0, i * 100.0 + 1, i * 100.0 + 21);
+        lanes.trace.commands.back().queue = 1;
+    }
+    out.emplace_back("lanes", trace_report(lanes.trace, lanes.run(10'000), all_ceilings()));
+    // Three short kernels back to back after each upload, gaps as long as the kernels
+    // (trace.kernel.fusion_candidate).
+    TraceBuilder fused;
+    for (int i = 0; i < 50; ++i) {
+        const double t = i * 70.0;
+        fused.command("write", CommandKind::write, t, t + 1, t + 5, 64, HostMemory::pageable);
+        fused.kernel("a", t + 2, t + 10, t + 20).kernel("b", t + 2, t + 30, t + 40).kernel("c", t + 2, t + 50, t + 60);
+    }
+    out.emplace_back("fused", trace_report(fused.trace, fused.run(3500), all_ceilings()));
+    // A kernel left to the driver's work-group choice, far below the roof (trace.kernel.no_local_size).
+    TraceBuilder no_local;
+    for (int i = 0; i < 10; ++i) {
+        no_local.kernel("slow", i * 100.0, i * 100.0 + 1, i * 100.0 + 91, 4096);
+        no_local.trace.commands.back().local = "0";
+    }
+    out.emplace_back("no_local", trace_report(no_local.trace, no_local.run(1000), all_ceilings()));
     return out;
 }
 
@@ -106,6 +133,7 @@ JobRun job_of(double wall_us) {
 
 TEST_CASE("trace rules: no gain exceeds the stages its fix removes, on every planted program", "[trace][rules]") {
     int checked = 0;
+    std::set<std::string> fired;
     for (auto& [name, report] : planted_programs()) {
         analyze(report);
         const auto facts = trace_facts_of(report);
@@ -117,9 +145,12 @@ TEST_CASE("trace rules: no gain exceeds the stages its fix removes, on every pla
             CHECK(*f.estimated_gain * facts->run.wall_seconds <=
                   trace_rule::removable_seconds(*facts, f.id) * (1 + 1e-9) + 1e-12);
             ++checked;
+            fired.insert(f.id);
         }
     }
-    CHECK(checked >= 6);  // the planted programs make at least that many ranked findings
+    CHECK(checked >= 9);  // the planted programs make at least that many ranked findings
+    for (const char* id : {"trace.job.device_imbalance", "trace.kernel.fusion_candidate", "trace.kernel.no_local_size"})
+        CHECK(fired.count(id) == 1);
 }
 
 TEST_CASE("trace rules: the churn program ranks its allocations first, the sync gain is the idle it causes",
