@@ -34,7 +34,7 @@ def statuses(doc):
 
 def build_paths(doc):
     probe = next(p for p in doc["results"] if p["id"] == "kernel.build")
-    return probe, {m["labels"]["path"]: m for m in probe["measurements"] if m["id"] == "kernel.build.time"}
+    return probe, {m["labels"]["path"]: m for m in probe["measurements"] if m["metric"] == "kernel.build.time"}
 
 
 def test_cold_run_gives_the_warm_run_statuses():
