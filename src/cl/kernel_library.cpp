@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 
 #include "cl/cl_error.hpp"
 #include "cl/stderr_capture.hpp"
@@ -169,6 +170,44 @@ void KernelLibrary::store_binary(const std::string& key, const cl::Program& prog
     }
 }
 
+DriverCaching KernelLibrary::driver_caching(const std::string& file, const std::string& options) {
+    if (driver_caching_) return *driver_caching_;
+    const std::string device_key =
+        fmt::format("platform={} {}\ndevice={}\ndevice_version={}\ndriver={}\n", info_.platform_name,
+                    info_.platform_version, info_.name, info_.device_version, info_.driver_version);
+    const std::filesystem::path path = cache_.dir / fmt::format("driver-caching-{:016x}.txt", fnv1a64(device_key));
+    try {
+        driver_caching_ = parse_driver_caching(read_file(path, 4096));
+    } catch (const std::exception&) {
+        // Not judged yet on this machine and driver.
+    }
+    if (driver_caching_) return *driver_caching_;
+    // A define no cache has seen makes the first build cold; the second asks the driver for the
+    // same program again. Paid once per driver: the verdict is kept beside the binaries.
+    try {
+        std::random_device rd;
+        const std::string probe_options =
+            fmt::format("{} -D CLPROBE_DRIVER_CACHE_CHECK={}", options, (std::uint64_t{rd()} << 32) | rd());
+        const double first_ms = build_from_source(file, probe_options).build_ms;
+        const double again_ms = build_from_source(file, probe_options).build_ms;
+        driver_caching_ = judge_driver_caching(first_ms, again_ms);
+        Log::debug("driver {} {} its own builds: {:.1f} ms cold, {:.1f} ms again", info_.driver_version,
+                   *driver_caching_ == DriverCaching::caches ? "caches" : "does not cache", first_ms, again_ms);
+        write_file_atomically(path, driver_caching_text(*driver_caching_, first_ms, again_ms));
+    } catch (const std::exception& e) {
+        // Unjudged is treated as a driver without a cache: clprobe keeps the binaries, as before.
+        Log::debug("driver caching not judged: {}", e.what());
+        if (!driver_caching_) driver_caching_ = DriverCaching::does_not_cache;
+    }
+    return *driver_caching_;
+}
+
+void KernelLibrary::store_in_binary_cache(const std::string& file, const std::string& options) {
+    const BuiltProgram& built = program(file, options);
+    if (cache_.enabled && built.origin == BuildOrigin::source)
+        store_binary(cache_key(sources_.source(file), options), built.program);
+}
+
 const BuiltProgram& KernelLibrary::program(const std::string& file, const std::string& options) {
     const auto memo_key = std::make_pair(file, options);
     if (auto it = built_.find(memo_key); it != built_.end()) return it->second;
@@ -177,7 +216,8 @@ const BuiltProgram& KernelLibrary::program(const std::string& file, const std::s
     std::optional<BuiltProgram> built = build_from_binary_cache(file, options);
     if (!built) {
         built = build_from_source(file, options);
-        if (cache_.enabled) store_binary(cache_key(sources_.source(file), options), built->program);
+        if (cache_.enabled && driver_caching(file, options) == DriverCaching::does_not_cache)
+            store_binary(cache_key(sources_.source(file), options), built->program);
     }
     Log::debug("built {} [{}] in {:.1f} ms ({})", file, options, built->build_ms,
                built->origin == BuildOrigin::source ? "source" : "binary cache");

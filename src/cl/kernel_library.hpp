@@ -10,6 +10,7 @@
 #include "cl/cl_api.hpp"
 #include "cl/kernel_sources.hpp"
 #include "core/device_info.hpp"
+#include "core/driver_caching.hpp"
 
 namespace clprobe {
 
@@ -44,6 +45,9 @@ class KernelLibrary {
     BuiltProgram build_from_source(const std::string& file, const std::string& options);
     // Loads the cached binary (after program() has put it there); nullopt when absent or stale.
     std::optional<BuiltProgram> build_from_binary_cache(const std::string& file, const std::string& options);
+    // Puts program(file, options) into the binary cache even where program() leaves the caching to
+    // the driver (the build-time probe measures loads from it on every driver).
+    void store_in_binary_cache(const std::string& file, const std::string& options);
 
     const KernelSources& sources() const { return sources_; }
     const CacheConfig& cache() const { return cache_; }
@@ -52,6 +56,9 @@ class KernelLibrary {
     std::string cache_key(const std::string& source, const std::string& options) const;
     std::filesystem::path cache_path(const std::string& key) const;
     void store_binary(const std::string& key, const cl::Program& program);
+    // Whether the driver caches built programs itself, from the verdict file in the cache folder,
+    // else judged once from two builds of `file` with a never-seen define (core/driver_caching).
+    DriverCaching driver_caching(const std::string& file, const std::string& options);
 
     cl::Context context_;
     cl::Device device_;
@@ -59,6 +66,7 @@ class KernelLibrary {
     KernelSources sources_;
     CacheConfig cache_;
     std::map<std::pair<std::string, std::string>, BuiltProgram> built_;
+    std::optional<DriverCaching> driver_caching_;
 };
 
 }  // namespace clprobe

@@ -37,6 +37,7 @@ std::unique_ptr<CliApp> make_cli_app() {
         {"fleet", add_fleet_command(cli->app)},
         {"capture", add_capture_command(cli->app)},
         {"__probe-child", add_probe_child_command(cli->app)},
+        {"__prebuild", add_prebuild_command(cli->app)},
     };
     return cli;
 }

@@ -20,5 +20,7 @@ CommandRunner add_fleet_command(CLI::App& app);
 CommandRunner add_capture_command(CLI::App& app);
 // Hidden: the child side of an isolated probe (runtime/probe_isolation.hpp).
 CommandRunner add_probe_child_command(CLI::App& app);
+// Hidden: one builder of kernel programs ahead of diagnose's device probes (runtime/program_prebuild.hpp).
+CommandRunner add_prebuild_command(CLI::App& app);
 
 }  // namespace clprobe

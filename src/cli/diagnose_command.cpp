@@ -13,6 +13,7 @@
 #include "cl/command_trace.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/diagnose_prebuild.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
 #include "cli/report_outputs.hpp"
@@ -274,6 +275,13 @@ int run_diagnose(DiagnoseOptions o) {
     // A fixed reference timed before each device probe: how far the machine itself drifted.
     const std::unique_ptr<DriftMonitor> drift = make_drift_monitor(session.get(), run, started);
     RunnerHooks hooks = drift ? with_drift_checks(progress.hooks(), *drift) : progress.hooks();
+    // The kernels the plan's probes build, built ahead and in parallel (cli/diagnose_prebuild).
+    if (session) {
+        const DeviceListing& listing = selected.catalog.listings[selected.index];
+        hooks.on_plan = with_prebuild(std::move(hooks.on_plan), *session, run,
+                                      {fmt::format("{}:{}", listing.platform_index, listing.device_index), o.kernel_dir,
+                                       !o.quiet && ::isatty(STDERR_FILENO)});
+    }
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());

@@ -1,0 +1,97 @@
+"""A first run on a fresh machine (every cache folder empty) gives the same probe statuses as the
+next, and the build probe still measures a cold build, a driver-cached one and a binary-cached
+one. Where the driver keeps its own cache (PoCL), clprobe leaves the programs to it and keeps
+only the build probe's subject in its binary cache: asking PoCL for CL_PROGRAM_BINARIES compiles
+every kernel again (docs/architecture.md, "Kernel embedding and the binary cache")."""
+import glob
+import os
+
+from clitest import expect, load_json, main, run, temp_dir
+
+# The build probe, one ceiling and the launch probe: three programs, a quick run each.
+ARGS = ("diagnose", "--quick", "--layers", "kernel", "--workloads", "none", "--probes",
+        "kernel.build,kernel.launch,kernel.compute.fp32", "--json", "-")
+
+_runs = {}
+
+
+def cold_then_warm():
+    """The same quick run twice on one pair of empty cache folders (clprobe's and PoCL's)."""
+    if not _runs:
+        root = temp_dir()
+        env = {"XDG_CACHE_HOME": os.path.join(root, "xdg"), "POCL_CACHE_DIR": os.path.join(root, "pocl")}
+        for name in ("cold", "warm"):
+            r = run(*ARGS, env=env)
+            expect(r.rc == 0, f"the {name} run failed", r)
+            _runs[name] = load_json(r.stdout, r)
+        _runs["cache"] = os.path.join(root, "xdg", "clprobe")
+    return _runs
+
+
+def statuses(doc):
+    return {p["id"]: p["status"] for p in doc["results"]}
+
+
+def build_paths(doc):
+    probe = next(p for p in doc["results"] if p["id"] == "kernel.build")
+    return probe, {m["labels"]["path"]: m for m in probe["measurements"] if m["metric"] == "kernel.build.time"}
+
+
+def test_cold_run_gives_the_warm_run_statuses():
+    runs = cold_then_warm()
+    expect(statuses(runs["cold"]) == statuses(runs["warm"]),
+           f"cold {statuses(runs['cold'])} != warm {statuses(runs['warm'])}")
+    expect(all(s == "ok" for s in statuses(runs["cold"]).values()), f"statuses: {statuses(runs['cold'])}")
+
+
+def test_build_probe_measures_all_three_paths_in_both_runs():
+    for name in ("cold", "warm"):
+        probe, paths = build_paths(cold_then_warm()[name])
+        expect(set(paths) == {"cold", "driver_cache", "binary_cache"},
+               f"{name} run: kernel.build measured {sorted(paths)}, attributes {probe.get('attributes')}")
+        for path, m in paths.items():
+            expect(len(m["samples"]) >= 2, f"{name} run: {path} has {len(m['samples'])} samples")
+
+
+def test_driver_verdict_decides_what_clprobe_keeps():
+    runs = cold_then_warm()
+    verdicts = glob.glob(os.path.join(runs["cache"], "driver-caching-*.txt"))
+    expect(len(verdicts) == 1, f"one verdict file per driver: {verdicts}")
+    with open(verdicts[0]) as f:
+        verdict = f.read().splitlines()[1]
+    binaries = glob.glob(os.path.join(runs["cache"], "*.clbin"))
+    platform = runs["cold"]["device"]["platform_name"]
+    if "Portable Computing Language" in platform:
+        expect(verdict == "caches", f"PoCL keeps a kcache; verdict: {verdict}")
+    if verdict == "caches":
+        # The build probe's subject, stored so its binary-cache load is measured; nothing else.
+        expect(len(binaries) == 1, f"{len(binaries)} binaries kept for a driver that caches")
+    else:
+        expect(len(binaries) >= 2, f"{len(binaries)} binaries kept for a driver without a cache")
+
+
+def test_stored_verdict_without_cache_keeps_every_program():
+    # The verdict file is read, not judged again: a driver said to cache nothing gets every program
+    # of the run in clprobe's binary cache.
+    root = temp_dir()
+    cache = os.path.join(root, "xdg", "clprobe")
+    env = {"XDG_CACHE_HOME": os.path.join(root, "xdg"), "POCL_CACHE_DIR": os.path.join(root, "pocl")}
+    first = run(*ARGS, env=env)
+    expect(first.rc == 0, "first run", first)
+    for path in glob.glob(os.path.join(cache, "driver-caching-*.txt")):
+        with open(path) as f:
+            lines = f.read().splitlines()
+        lines[1] = "does_not_cache"
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    for path in glob.glob(os.path.join(cache, "*.clbin")):
+        os.remove(path)
+    second = run(*ARGS, env=env)
+    expect(second.rc == 0, "second run", second)
+    binaries = glob.glob(os.path.join(cache, "*.clbin"))
+    expect(len(binaries) >= 2, f"{len(binaries)} binaries after a does_not_cache verdict")
+
+
+if __name__ == "__main__":
+    main([test_cold_run_gives_the_warm_run_statuses, test_build_probe_measures_all_three_paths_in_both_runs,
+          test_driver_verdict_decides_what_clprobe_keeps, test_stored_verdict_without_cache_keeps_every_program])
