@@ -168,7 +168,7 @@ Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, c
     // probe, so a probe that ran in a slow phase of one run compares with the same probe in a fast
     // phase of the other as the same machine would. A constant factor per probe and run, so the
     // interval scales with it.
-    const Scaling scaling = scaling_of(c.unit);
+    const Scaling scaling = o.normalise ? scaling_of(c.unit) : Scaling::none;
     // The FMA reference for every metric: it tracks the machine's state (a VM's vCPUs sharing a
     // core halve it for seconds at a time), while one read of the memory reference on a shared
     // machine catches other processes' traffic of that instant (5 to 24 GB/s between checks a few
@@ -489,7 +489,8 @@ std::string describe(const MachineComparison& m) {
     }
     out += fmt::format(
         ". Within the runs the reference varied {} (A) and {} (B): handled by measurement "
-        "(ceilings by the faster half of their samples, timed metrics scaled by the checks around their probe), "
+        "(ceilings by the faster half of their samples, timed metrics by their medians; probes that ran beside other "
+        "work not judged), "
         "no band widened by it",
         figure(m.spread_a), figure(m.spread_b));
     return out;

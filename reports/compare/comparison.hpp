@@ -121,6 +121,12 @@ inline constexpr double host_busy_share = 0.1;
 struct CompareOptions {
     double threshold = 0.05;  // relative change below which nothing is called faster or slower
     int bootstrap_resamples = 2000;
+    // Scale timed metrics by the FMA reference around their probe (method normalised). Off by
+    // default: on the 2-vCPU VM it made two quiet runs of one build read further apart, not closer
+    // (mean |log ratio| 0.196 scaled against 0.109 as measured, over 40 metrics; 0.64 against 0.09
+    // where the two references differed by 25% or more), because a 2 ms check between probes does
+    // not see the state the probe itself ran in (docs/report-schema.md, "Machine drift").
+    bool normalise = false;
 };
 
 struct Comparison {

@@ -92,8 +92,8 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
     out += fmt::format(
         "{} metrics paired: {} slower, {} faster, {} within noise (a verdict needs the 95% bootstrap interval of the "
         "ratio beyond max({:.0f}%, cv A + cv B); ceilings compare the faster half of their samples, timed metrics "
-        "their samples "
-        "scaled by the drift reference around their probe); facts: {} changed, {} same; {} only in A, {} only in "
+        "their medians, scaled by the drift reference around their probe with --normalise); facts: {} changed, {} "
+        "same; {} only in A, {} only in "
         "B\n",
         c.metrics.size(), c.count(Verdict::slower), c.count(Verdict::faster), c.count(Verdict::within_noise),
         100 * c.threshold, c.count(Verdict::changed), c.count(Verdict::same), c.count(Verdict::only_in_a),

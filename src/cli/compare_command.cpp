@@ -24,6 +24,7 @@ struct CompareCliOptions {
     bool fail_on_regression = false;
     bool json = false;
     bool verbose = false;
+    bool normalise = false;
 };
 
 int run_compare(const CompareCliOptions& o) {
@@ -33,6 +34,7 @@ int run_compare(const CompareCliOptions& o) {
     analyze(b);
     CompareOptions options;
     options.threshold = o.threshold_pct / 100.0;
+    options.normalise = o.normalise;
     const Comparison c = compare_reports(a, b, options);
     // Which of the two to run each workload on: best, best value, cheapest.
     const auto choices = choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}});
@@ -74,6 +76,9 @@ CommandRunner add_compare_command(CLI::App& app) {
     cmd->add_flag("--fail-on-regression", opts->fail_on_regression,
                   "Exit with code 4 when the machine (its drift reference) or a headline metric is significantly worse "
                   "in B beyond the threshold");
+    cmd->add_flag("--normalise", opts->normalise,
+                  "Scale timed metrics by the drift reference measured around their probe (off by default: see "
+                  "docs/report-schema.md, Machine drift)");
     cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
     cmd->add_flag("-v,--verbose", opts->verbose, "List every paired metric");
     return [opts] { return run_compare(*opts); };

@@ -16,6 +16,13 @@ using namespace clprobe;
 
 namespace {
 
+// The drift model's normalisation is opt-in (compare --normalise); these cases exercise it.
+Comparison compare_normalised(const RunReport& a, const RunReport& b) {
+    CompareOptions o;
+    o.normalise = true;
+    return compare_reports(a, b, o);
+}
+
 // Checks whose compute rate is `compute` times each factor in turn (memory likewise).
 MachineDrift drift_of(double compute, double memory, std::vector<double> factors) {
     MachineDrift d;
@@ -173,7 +180,7 @@ TEST_CASE("drift: the reference's spread within a run widens no band", "[drift][
     // Both runs' references varied 25%; a ceiling 20% higher with tight samples is called.
     const auto a = report_with_rate(100, drift_of(100, 40, {1.0, 1.25, 1.1}));
     const auto b = report_with_rate(120, drift_of(100, 40, {1.0, 1.25, 1.1}));
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     REQUIRE(c.machine);
     CHECK(*c.machine->spread_a == Approx(0.25));
     CHECK(peak(c).method == Method::best_of);
@@ -191,7 +198,7 @@ TEST_CASE("drift: the reference's spread within a run widens no band", "[drift][
 
 TEST_CASE("drift: without a drift block the comparison has no machine line", "[drift][compare]") {
     const auto a = report_with_rate(100), b = report_with_rate(120);
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     CHECK_FALSE(c.machine);
     CHECK(peak(c).band == Approx(0.05));
     CHECK(peak(c).verdict == Verdict::faster);
@@ -206,7 +213,7 @@ TEST_CASE("drift: a machine shift is a difference of machines, reported first an
     // scaled by the reference around it is within noise, its raw ratio (2x the time) beside it.
     const auto a = two_probes(around(233, 0.01), around(10, 0.02), {233, 40}, {230, 40});
     const auto b = two_probes(around(117, 0.01), around(20, 0.02), {117, 20}, {115, 20});
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     REQUIRE(c.machine);
     REQUIRE(c.machine->shifts.size() == 2);
     const ReferenceShift& compute = c.machine->shifts[0];
@@ -240,8 +247,8 @@ TEST_CASE("drift: a machine shift is a difference of machines, reported first an
     CHECK(j["machine"]["shifts"][0]["verdict"] == "slower");
     CHECK(j["metrics"][1]["raw_ratio"].get<double>() == Approx(2.0));
     // The other way round the machine is faster: no regression.
-    CHECK(compare_reports(b, a).machine->regressions().empty());
-    CHECK_FALSE(compare_reports(b, a).regressed());
+    CHECK(compare_normalised(b, a).machine->regressions().empty());
+    CHECK_FALSE(compare_normalised(b, a).regressed());
 }
 
 TEST_CASE("drift: a phase flip inside one run is handled by measurement, not by a band", "[drift][compare]") {
@@ -250,7 +257,7 @@ TEST_CASE("drift: a phase flip inside one run is handled by measurement, not by 
     const auto a =
         two_probes({232, 118, 231, 117, 116, 230, 119}, around(20, 0.02), {232, 40}, {116, 20}, {{117, 20}, {230, 40}});
     const auto b = two_probes(around(233, 0.01), around(10, 0.02), {233, 40}, {231, 40});
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     REQUIRE(c.machine);
     CHECK(c.machine->regressions().empty());
     CHECK(c.machine->shifts[0].verdict == Verdict::within_noise);
@@ -273,7 +280,7 @@ TEST_CASE("drift: a slower machine with a phase flip, and a slower workload, are
     const auto a = two_probes(around(233, 0.01), around(10, 0.02), {233, 40}, {231, 40}, {{230, 40}});
     const auto b =
         two_probes(around(117, 0.01), around(10 * 4 * 1.5, 0.02), {117, 20}, {58, 10}, {{58, 10}, {116, 20}});
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     REQUIRE(c.machine);
     CHECK(c.machine->shifts[0].verdict == Verdict::slower);
     CHECK(metric(c, "kernel.peak.fp32").verdict == Verdict::slower);
@@ -282,7 +289,7 @@ TEST_CASE("drift: a slower machine with a phase flip, and a slower workload, are
     CHECK(work.verdict == Verdict::slower);
     // The same workload at the machine's own speed is not called.
     const auto fair = two_probes(around(117, 0.01), around(40, 0.02), {117, 20}, {58, 10}, {{58, 10}, {116, 20}});
-    CHECK(metric(compare_reports(a, fair), "glm.gradient.time").verdict == Verdict::within_noise);
+    CHECK(metric(compare_normalised(a, fair), "glm.gradient.time").verdict == Verdict::within_noise);
 }
 
 TEST_CASE("drift: a probe whose checks disagree is compared as measured, not scaled", "[drift][compare]") {
@@ -290,7 +297,7 @@ TEST_CASE("drift: a probe whose checks disagree is compared as measured, not sca
     // it would call the workload 3x slower. The check after it disagrees, so the medians compare.
     const auto a = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {110, 40});
     const auto b = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {37, 40}, {{110, 40}});
-    const Comparison c = compare_reports(a, b);  // kept: `work` refers into it
+    const Comparison c = compare_normalised(a, b);  // kept: `work` refers into it
     const auto& work = metric(c, "glm.gradient.time");
     CHECK(work.method == Method::median);
     CHECK(work.verdict == Verdict::within_noise);
@@ -298,10 +305,10 @@ TEST_CASE("drift: a probe whose checks disagree is compared as measured, not sca
     auto last = b;
     last.drift->checks.resize(2);
     last.drift->checks[1].compute_gflops = 110;
-    CHECK(metric(compare_reports(a, last), "glm.gradient.time").method == Method::median);
+    CHECK(metric(compare_normalised(a, last), "glm.gradient.time").method == Method::median);
     // Checks that agree within 20% scale by their mean.
     const auto steady = two_probes(around(112, 0.01), around(10, 0.02), {112, 40}, {100, 40}, {{110, 40}});
-    const Comparison steady_c = compare_reports(a, steady);
+    const Comparison steady_c = compare_normalised(a, steady);
     const auto& scaled = metric(steady_c, "glm.gradient.time");
     CHECK(scaled.method == Method::normalised);
     CHECK(*scaled.reference_b == Approx(105));
@@ -310,7 +317,7 @@ TEST_CASE("drift: a probe whose checks disagree is compared as measured, not sca
 TEST_CASE("drift: a change of one workload on the same machine is called, the rest are not", "[drift][compare]") {
     const auto a = two_probes(around(233, 0.01), around(10, 0.02), {233, 40}, {231, 40});
     const auto b = two_probes(around(232, 0.01), around(15, 0.02), {232, 40}, {230, 40});
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     CHECK(metric(c, "glm.gradient.time").verdict == Verdict::slower);
     CHECK(metric(c, "kernel.peak.fp32").verdict == Verdict::within_noise);
     CHECK(c.machine->regressions().empty());
@@ -321,9 +328,9 @@ TEST_CASE("drift: a change of one workload on the same machine is called, the re
 TEST_CASE("drift: a 60% change with 25% drift is still called", "[drift][compare]") {
     const auto a = report_with_rate(100, drift_of(100, 40, {1.0, 1.25}));
     const auto b = report_with_rate(160, drift_of(100, 40, {1.0, 1.25}));
-    CHECK(peak(compare_reports(a, b)).verdict == Verdict::faster);
+    CHECK(peak(compare_normalised(a, b)).verdict == Verdict::faster);
     const auto slow = report_with_rate(40, drift_of(100, 40, {1.0, 1.25}));
-    CHECK(peak(compare_reports(a, slow)).verdict == Verdict::slower);
+    CHECK(peak(compare_normalised(a, slow)).verdict == Verdict::slower);
 }
 
 TEST_CASE("drift: across two drivers the reference shift is the drivers' difference, never called",
@@ -340,7 +347,7 @@ TEST_CASE("drift: across two drivers the reference shift is the drivers' differe
     b.device->platform_name = "Intel(R) OpenCL";
     b.device->platform_version = "OpenCL 3.0 WINDOWS";
     b.device->driver_version = "2026.22.10.0";
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     REQUIRE(c.driver);
     CHECK(c.driver->a == "Portable Computing Language OpenCL 3.0 PoCL 3.1 (driver 3.1)");
     CHECK(c.driver->b == "Intel(R) OpenCL OpenCL 3.0 WINDOWS (driver 2026.22.10.0)");
@@ -360,10 +367,10 @@ TEST_CASE("drift: across two drivers the reference shift is the drivers' differe
                                 Catch::Matchers::Contains("which is the drivers' difference"));
     CHECK(comparison_to_json(c)["driver_change"]["b"] == c.driver->b);
     // A slower reference on another driver is no machine regression either.
-    CHECK(compare_reports(b, a).machine->regressions().empty());
+    CHECK(compare_normalised(b, a).machine->regressions().empty());
     // One driver: the same shift is the machine's, and the workload is normalised.
     b.device = a.device;
-    const Comparison same = compare_reports(a, b);
+    const Comparison same = compare_normalised(a, b);
     CHECK_FALSE(same.driver);
     CHECK_FALSE(same.machine->shift_is_driver);
     CHECK(same.machine->shifts[0].verdict == Verdict::faster);
@@ -377,7 +384,7 @@ TEST_CASE("drift: a band symmetric in ratio lets a large drop in time be called"
         make_measurement("kernel.launch.latency", "us", {}, around(32, 0.1), TimerKind::device_profiling, false));
     b.results[0].measurements.push_back(
         make_measurement("kernel.launch.latency", "us", {}, around(2, 0.1), TimerKind::device_profiling, false));
-    const Comparison c = compare_reports(a, b);
+    const Comparison c = compare_normalised(a, b);
     REQUIRE(c.metrics.size() == 2);
     CHECK(c.metrics[1].metric == "kernel.launch.latency");
     CHECK(c.metrics[1].verdict == Verdict::faster);
@@ -385,5 +392,5 @@ TEST_CASE("drift: a band symmetric in ratio lets a large drop in time be called"
     // 4% lower with samples spread 10% each: inside max(5%, cv A + cv B).
     b.results[0].measurements[1] =
         make_measurement("kernel.launch.latency", "us", {}, around(31, 0.1), TimerKind::device_profiling, false);
-    CHECK(compare_reports(a, b).metrics[1].verdict == Verdict::within_noise);
+    CHECK(compare_normalised(a, b).metrics[1].verdict == Verdict::within_noise);
 }
