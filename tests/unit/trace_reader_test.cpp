@@ -88,7 +88,7 @@ TEST_CASE("trace reader: NUL padding between chunks does not cost the next recor
 
 TEST_CASE("trace reader: damaged and unknown lines are skipped and counted", "[trace]") {
     std::string damaged = complete_file;
-    damaged.insert(damaged.find("T\t2"), "E\tnot-a-number\t1\t2\n");  // malformed: counted
+    damaged.insert(damaged.find("T\t2"), "E\tnot-a-number\t1\t2\n");   // malformed: counted
     damaged.insert(damaged.find("T\t2"), "ZZ\tfrom a newer layer\n");  // unknown type: skipped quietly
     const ProgramTrace t = read(damaged);
     CHECK(t.unreadable_lines == 1);
