@@ -126,19 +126,37 @@ struct References {
     bool cpu_device_a = false, cpu_device_b = false;  // the device's work runs on the host's CPUs
 };
 
-// Why a figure of probe `p` in run `run` ("A" or "B") is not judged, or "" when it is: the host's
-// other load during the probe, where that load reaches the figure. A device-timed figure of a
-// device that is not the host's CPUs (a GPU's kernel time) is not reached by the host's load; its
-// host-timed figures (launch round trips, builds, transfers timed on the host) are.
-std::string disturbance_of(const Placed& p, const char* run, bool cpu_device) {
+// A run's probe measured beside other work: what it says, and by how much that load can have made
+// the figure worse. The probe got at most the CPUs the others left, so a figure limited by them is
+// at most cpus / (cpus - busy) times worse (capped: a probe left almost nothing can be slowed by
+// anything). factor 1: the figure was not disturbed.
+struct Disturbance {
+    std::string text;
+    double factor = 1;
+};
+
+// The disturbance of a figure of probe `p` in run `run` ("A" or "B"): the host's other load during
+// the probe, where that load reaches the figure. A device-timed figure of a device that is not the
+// host's CPUs (a GPU's kernel time) is not reached by the host's load; its host-timed figures
+// (launch round trips, builds, transfers timed on the host) are.
+Disturbance disturbance_of(const Placed& p, const char* run, bool cpu_device) {
     if (p.result == nullptr || !p.result->host_load) return {};
     if (!cpu_device && p.m->timer == TimerKind::device_profiling) return {};
     const HostLoad& l = *p.result->host_load;
     if (l.cpus <= 0) return {};
-    const double busy = l.others_cpus + l.steal_cpus;
-    if (busy < host_busy_share * l.cpus) return {};
-    return fmt::format("{}: {} ran beside {:.1f} of {} CPUs of other work{}", run, p.probe, busy, l.cpus,
-                       l.steal_cpus >= 0.05 ? fmt::format(" ({:.1f} stolen by the hypervisor)", l.steal_cpus) : "");
+    const double busy = l.others_cpus + l.steal_cpus, cpus = l.cpus;
+    if (busy < host_busy_share * cpus) return {};
+    return {fmt::format("{}: {} ran beside {:.1f} of {} CPUs of other work{}", run, p.probe, busy, l.cpus,
+                        l.steal_cpus >= 0.05 ? fmt::format(" ({:.1f} stolen by the hypervisor)", l.steal_cpus) : ""),
+            cpus / std::max(cpus - busy, 0.1 * cpus)};
+}
+
+// Whether the load measured beside the two probes can explain the ratio: B up to factor_b worse
+// than A (B's load), or up to factor_a better (A's load). Beyond that the change is the device's
+// even after the load is allowed for, and it is judged as measured.
+bool load_explains(const MetricComparison& c, double factor_a, double factor_b) {
+    const double worse = c.higher_is_better ? 1 / c.ratio : c.ratio;  // > 1: B worse than A
+    return worse <= factor_b && worse >= 1 / factor_a;
 }
 
 // Fills c's ratio, interval, band and method; returns the verdict they give.
@@ -213,12 +231,16 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
         return c;
     }
     c.raw_ratio = b.summary.median / a.summary.median;
-    for (const auto& d : {disturbance_of(pa, "A", refs.cpu_device_a), disturbance_of(pb, "B", refs.cpu_device_b)})
-        if (!d.empty()) c.disturbance += (c.disturbance.empty() ? "" : "; ") + d;
+    const Disturbance da = disturbance_of(pa, "A", refs.cpu_device_a), db = disturbance_of(pb, "B", refs.cpu_device_b);
     const Verdict measured = compare_timed(c, pa, pb, o, refs, seed);
-    // Still measured and shown (ratio, interval), but a figure its probe shared with other load is
-    // not judged.
-    c.verdict = c.disturbance.empty() ? measured : Verdict::disturbed;
+    // Still measured and shown (ratio, interval), but a change that the load measured beside its
+    // probe can explain is not judged.
+    const bool disturbed =
+        (!da.text.empty() || !db.text.empty()) && c.ratio > 0 && load_explains(c, da.factor, db.factor);
+    if (disturbed)
+        for (const auto* d : {&da, &db})
+            if (!d->text.empty()) c.disturbance += (c.disturbance.empty() ? "" : "; ") + d->text;
+    c.verdict = disturbed ? Verdict::disturbed : measured;
     return c;
 }
 

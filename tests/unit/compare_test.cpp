@@ -183,9 +183,18 @@ TEST_CASE("compare: a figure whose probe ran beside other work is not judged, an
         CHECK(peak.disturbance.find("stolen") != std::string::npos);
         CHECK(c.headline_regressions().empty());
         CHECK_FALSE(c.regressed());
+        // B's load can only have made B worse: x.rate, twice as fast in B, is judged.
+        CHECK(find(c, "x.rate").verdict == Verdict::faster);
         const std::string text = render_comparison_text(c, {});
-        CHECK(text.find("2 metrics not judged") != std::string::npos);
+        CHECK(text.find("1 metrics not judged") != std::string::npos);
         CHECK(comparison_to_json(c)["metrics"][0]["verdict"] == "disturbed");
+    }
+    SECTION("a change beyond what the load can explain is judged") {
+        // 0.3 of 2 CPUs taken: B's probe had 1.7, so at most 1.18x worse for the load; it is 2x.
+        b.results[0].host_load = HostLoad{2.0, 2, 0.3, 0.0};
+        const auto c = compare_reports(a, b);
+        CHECK(find(c, "kernel.peak.fp32").verdict == Verdict::slower);
+        CHECK(c.regressed());
     }
     SECTION("below a tenth of the CPUs the verdict stands") {
         b.results[0].host_load = HostLoad{2.0, 2, 0.19, 0.0};
@@ -196,7 +205,7 @@ TEST_CASE("compare: a figure whose probe ran beside other work is not judged, an
     }
     SECTION("a GPU's device-timed figures are not reached by the host's load; host-timed ones are") {
         a.device->type = b.device->type = "gpu";
-        b.results[0].host_load = HostLoad{2.0, 2, 1.5, 0.0};
+        a.results[0].host_load = HostLoad{2.0, 2, 1.5, 0.0};  // A's load explains B up to 4x better
         b.results[0].measurements[1].timer = TimerKind::host_steady_clock;
         a.results[0].measurements[1].timer = TimerKind::host_steady_clock;
         const auto c = compare_reports(a, b);
