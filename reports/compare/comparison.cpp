@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "compare/between_runs.hpp"
 #include "compare/metric_key.hpp"
 #include "core/stats.hpp"
 
@@ -174,14 +175,14 @@ Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, c
         const auto [best_b, gap_b] = best_and_gap(b.samples, c.higher_is_better);
         c.method = Method::best_of;
         c.ratio = c.ratio_low = c.ratio_high = best_a > 0 ? best_b / best_a : 1;
-        c.band = std::max(o.threshold, gap_a + gap_b);
+        c.band = std::max({o.threshold, gap_a + gap_b, c.between_runs_band});
         return verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
     }
     std::tie(c.ratio_low, c.ratio_high) = bootstrap_ratio_interval(a.samples, b.samples, o.bootstrap_resamples, seed);
     c.ratio = c.raw_ratio;
     // The two runs' own spread (cv_a + cv_b): the bootstrap sees the noise within each run, but on
     // a busy or shared machine the median itself moves between runs by about one sample's spread.
-    c.band = std::max({o.threshold, a.summary.cv + b.summary.cv});
+    c.band = std::max({o.threshold, a.summary.cv + b.summary.cv, c.between_runs_band});
     // A timed metric of one driver: each sample scaled by the reference timed just before its
     // probe, so a probe that ran in a slow phase of one run compares with the same probe in a fast
     // phase of the other as the same machine would. A constant factor per probe and run, so the
@@ -232,6 +233,9 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
     }
     c.raw_ratio = b.summary.median / a.summary.median;
     const Disturbance da = disturbance_of(pa, "A", refs.cpu_device_a), db = disturbance_of(pb, "B", refs.cpu_device_b);
+    // Measured between repeated runs of A: how far this metric's family moves from one run to the
+    // next on this machine, which no single run's spread shows.
+    if (o.between_runs) c.between_runs_band = o.between_runs->band_for(c.metric).value_or(0);
     const Verdict measured = compare_timed(c, pa, pb, o, refs, seed);
     // Still measured and shown (ratio, interval), but a change that the load measured beside its
     // probe can explain is not judged.
@@ -571,6 +575,14 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     c.provenance_known = a.provenance && b.provenance;
     if (c.provenance_known) c.provenance = provenance_differences(*a.provenance, *b.provenance);
 
+    if (options.between_runs) {
+        c.baseline_runs = options.between_runs->runs;
+        for (const auto& [family, f] : options.between_runs->families)
+            if (f.ratios > 0)
+                c.between_runs_bands.emplace_back(family, std::expm1(options.between_runs->z * f.sigma_log));
+        std::sort(c.between_runs_bands.begin(), c.between_runs_bands.end(),
+                  [](const auto& x, const auto& y) { return x.second > y.second; });
+    }
     one_sided(a.findings, b.findings, c.findings_only_in_a, c.findings_only_in_b);
     one_sided(a.trust_notes, b.trust_notes, c.trust_notes_only_in_a, c.trust_notes_only_in_b);
     explain(c);

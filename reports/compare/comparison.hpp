@@ -9,6 +9,8 @@
 
 namespace clprobe {
 
+struct BetweenRunNoise;  // compare/between_runs.hpp
+
 enum class Verdict {
     faster,        // B is better: the whole interval of the ratio lies beyond the noise band
     slower,        // B is worse, likewise
@@ -49,8 +51,11 @@ struct MetricComparison {
     // Relative change the interval had to clear: max(threshold, cv_a + cv_b), or for best_of
     // max(threshold, gap_a + gap_b), a gap being the median of a run's faster half of samples over
     // the slowest of that half, minus 1.
-    // The machine's drift never widens it.
+    // With repeats of A (CompareOptions::between_runs) also the movement of the metric's family
+    // between those runs (between_runs_band). The machine's drift never widens it.
     double band = 0;
+    // expm1(z sigma) of the family's movement between repeated runs of A; 0 when not measured.
+    double between_runs_band = 0;
     // normalised: the reference rate (GFLOP/s or GB/s) timed before the probe in each run.
     std::optional<double> reference_a, reference_b;
     std::string reference_series;  // normalised: "compute" (the FMA reference)
@@ -127,6 +132,9 @@ struct CompareOptions {
     // where the two references differed by 25% or more), because a 2 ms check between probes does
     // not see the state the probe itself ran in (docs/report-schema.md, "Machine drift").
     bool normalise = false;
+    // Measured movement between repeated runs of A (compare --baseline-repeat): each timed
+    // metric's band is at least its family's. Not owned; null when A was run once.
+    const BetweenRunNoise* between_runs = nullptr;
 };
 
 struct Comparison {
@@ -145,6 +153,10 @@ struct Comparison {
     std::vector<TrustNote> trust_notes_only_in_a, trust_notes_only_in_b;
     std::optional<MachineComparison> machine;  // absent when neither report measured its drift
     std::optional<DriverChange> driver;        // present when the reports ran on different drivers
+    // How many runs of A measured the movement between runs (1: not measured), and the families
+    // whose band it widened, widest first ("glm.gradient", band).
+    int baseline_runs = 1;
+    std::vector<std::pair<std::string, double>> between_runs_bands;
 
     int count(Verdict v) const;
     // Headline metrics that came out significantly worse in B: with machine->regressions(), what

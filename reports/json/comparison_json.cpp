@@ -17,6 +17,15 @@ json provenance_json(const Comparison& c) {
     return out;
 }
 
+// Each family's band from the movement between repeated runs of A, widest first; empty when A ran
+// once (baseline_runs 1).
+json between_runs_json(const Comparison& c) {
+    json out = json::array();
+    for (const auto& [family, band] : c.between_runs_bands)
+        out.push_back({{"family", family}, {"band", band}});
+    return out;
+}
+
 }  // namespace
 
 json comparison_to_json(const Comparison& c) {
@@ -36,6 +45,7 @@ json comparison_to_json(const Comparison& c) {
                            {"ratio_low", m.ratio_low},
                            {"ratio_high", m.ratio_high},
                            {"band", m.band},
+                           {"between_runs_band", m.between_runs_band},
                            {"reference_a", m.reference_a ? json(*m.reference_a) : json(nullptr)},
                            {"reference_b", m.reference_b ? json(*m.reference_b) : json(nullptr)},
                            {"reference_series", m.reference_series.empty() ? json(nullptr) : json(m.reference_series)},
@@ -58,6 +68,8 @@ json comparison_to_json(const Comparison& c) {
                 {"a", c.a_label},
                 {"b", c.b_label},
                 {"threshold", c.threshold},
+                {"baseline_runs", c.baseline_runs},
+                {"between_runs", between_runs_json(c)},
                 {"metrics", metrics},
                 {"environment", env},
                 {"provenance", provenance_json(c)},

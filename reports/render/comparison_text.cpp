@@ -78,6 +78,27 @@ std::string disturbed_summary(const Comparison& c) {
 
 }  // namespace
 
+// How far A's own figures moved between its runs, when repeats measured it; otherwise, where timed
+// metrics were called, a reminder that one run of A cannot show that movement.
+std::string between_runs_summary(const Comparison& c) {
+    if (c.baseline_runs > 1) {
+        std::string widest;
+        for (size_t i = 0; i < c.between_runs_bands.size() && i < 4; ++i)
+            widest += fmt::format("{}{} {:.0f}%", i ? ", " : "", c.between_runs_bands[i].first,
+                                  100 * c.between_runs_bands[i].second);
+        return fmt::format(
+            "Between runs: {} runs of A measured how far each family of figures moves from run to run; a band is at "
+            "least 2.5 times that movement (widest: {})\n",
+            c.baseline_runs, widest.empty() ? "none" : widest);
+    }
+    const bool called = std::any_of(c.metrics.begin(), c.metrics.end(), [](const MetricComparison& m) {
+        return !m.fact && (m.verdict == Verdict::slower || m.verdict == Verdict::faster);
+    });
+    if (!called || c.driver) return {};
+    return "Between runs: not measured (one run of A). On a shared machine figures move between runs more than "
+           "within one; record A twice and pass the second run with --baseline-repeat\n";
+}
+
 std::string render_comparison_text(const Comparison& c, const RenderOptions& options) {
     const bool verbose = options.verbose, color = options.color;
     std::string out;
@@ -99,6 +120,7 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
         100 * c.threshold, c.count(Verdict::changed), c.count(Verdict::same), c.count(Verdict::only_in_a),
         c.count(Verdict::only_in_b));
     out += disturbed_summary(c) + "\n";
+    out += between_runs_summary(c);
 
     const std::string header = fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", "metric", "A", "B", "unit",
                                            "B/A [95% interval]", "verdict");

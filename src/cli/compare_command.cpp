@@ -7,6 +7,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "compare/between_runs.hpp"
 #include "compare/comparison.hpp"
 #include "compare/machine_choice.hpp"
 #include "json/comparison_json.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 struct CompareCliOptions {
     std::string a, b;
+    std::vector<std::string> a_repeats;
     double threshold_pct = 5;
     bool fail_on_regression = false;
     bool json = false;
@@ -35,6 +37,27 @@ int run_compare(const CompareCliOptions& o) {
     CompareOptions options;
     options.threshold = o.threshold_pct / 100.0;
     options.normalise = o.normalise;
+    // More runs of A's machine and build: how far its figures move between runs, measured.
+    std::vector<RunReport> repeats;
+    for (const auto& path : o.a_repeats) {
+        repeats.push_back(load_report(path));
+        // A repeat on another device or driver would measure that difference, not the noise.
+        const RunReport& r = repeats.back();
+        const auto device_name = [](const RunReport& x) {
+            return x.device ? x.device->name : std::string("no device");
+        };
+        if (device_name(r) != device_name(a) || driver_change(a, r))
+            throw UsageError(fmt::format("--baseline-repeat '{}' ran on {}, not on A's device {} with A's driver", path,
+                                         device_name(r), device_name(a)));
+    }
+    BetweenRunNoise noise;
+    if (!repeats.empty()) {
+        std::vector<const RunReport*> runs{&a};
+        for (const auto& r : repeats)
+            runs.push_back(&r);
+        noise = measure_between_runs(runs, options.threshold);
+        options.between_runs = &noise;
+    }
     const Comparison c = compare_reports(a, b, options);
     // Which of the two to run each workload on: best, best value, cheapest.
     const auto choices = choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}});
@@ -79,6 +102,11 @@ CommandRunner add_compare_command(CLI::App& app) {
     cmd->add_flag("--normalise", opts->normalise,
                   "Scale timed metrics by the drift reference measured around their probe (off by default: see "
                   "docs/report-schema.md, Machine drift)");
+    cmd->add_option("--baseline-repeat", opts->a_repeats,
+                    "Another run of A's machine and build (repeatable): each metric's band is at least how far its "
+                    "family moved between the runs of A")
+        ->allow_extra_args(false)
+        ->take_all();
     cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
     cmd->add_flag("-v,--verbose", opts->verbose, "List every paired metric");
     return [opts] { return run_compare(*opts); };

@@ -114,7 +114,46 @@ def test_compare_finds_a_slower_peak_and_gates_on_it():
     expect(r.rc == 0, "an improvement tripped the gate", r)
 
 
+def scaled(doc, prefix, factor):
+    """A copy of doc whose measurements starting with prefix have every sample times factor."""
+    out = copy.deepcopy(doc)
+    for p in out["results"]:
+        for m in p["measurements"]:
+            if m["metric"].startswith(prefix):
+                m["samples"] = [s * factor for s in m["samples"]]
+                for k in ("min", "max", "median", "mean", "stddev", "ci95_low", "ci95_high"):
+                    m["summary"][k] *= factor
+    return out
+
+
+def test_baseline_repeats_measure_the_movement_between_runs():
+    d = temp_dir()
+    # A's second run read its bandwidth figures 20% lower; B reads them 25% lower than A.
+    repeat = write(d, "a2.json", json.dumps(scaled(real(), "kernel.bandwidth", 0.8)))
+    b = write(d, "b.json", json.dumps(scaled(real(), "kernel.bandwidth", 0.75)))
+    alone = load_json(run("compare", REAL, b, "--json").stdout)
+    called = [m for m in alone["metrics"] if m["metric"] == "kernel.bandwidth" and m["verdict"] == "slower"]
+    expect(called and alone["baseline_runs"] == 1 and alone["between_runs"] == [], "one run of A: not called")
+    r = run("compare", REAL, b, "--baseline-repeat", repeat, "--json")
+    c = load_json(r.stdout, r)
+    bw = [m for m in c["metrics"] if m["metric"] == "kernel.bandwidth"]
+    expect(c["baseline_runs"] == 2 and c["between_runs"][0]["family"] == "kernel.bandwidth", "families", r)
+    expect(bw and all(m["verdict"] == "within_noise" and m["between_runs_band"] > 0.25 for m in bw),
+           "a movement A itself showed was called", r)
+    r = run("compare", REAL, b, "--baseline-repeat", repeat)
+    expect(r.rc == 0 and "Between runs: 2 runs of A" in r.stdout, "text", r)
+    # A repeat from another driver measures the drivers, not the noise: refused.
+    other = real()
+    other["device"]["driver_version"] = "other-driver 1.0"
+    other["device"]["platform_name"] = "Another OpenCL"
+    path = write(d, "other.json", json.dumps(other))
+    r = run("compare", REAL, b, "--baseline-repeat", path)
+    expect(r.rc == 2 and "--baseline-repeat" in r.stderr and len(r.stderr.strip().splitlines()) == 1, "other driver", r)
+    r = run("compare", REAL, b, "--baseline-repeat", os.path.join(d, "nope.json"))
+    expect(r.rc == 2 and "cannot read" in r.stderr, "missing repeat", r)
+
+
 if __name__ == "__main__":
     main([test_bad_report_files_exit_2_with_one_line, test_report_renders_every_format,
           test_report_applies_the_current_rules, test_compare_a_report_with_itself_finds_nothing,
-          test_compare_finds_a_slower_peak_and_gates_on_it])
+          test_compare_finds_a_slower_peak_and_gates_on_it, test_baseline_repeats_measure_the_movement_between_runs])
