@@ -168,7 +168,6 @@ RuleOutcome no_local_size(const RunReport& r, const TraceFacts& f, const RuleSpe
 }  // namespace
 
 std::vector<Rule> trace_job_rules() {
-    using In = RuleInput;
     const auto facts = program_facts();
     return {
         {{"trace.job.device_imbalance",
@@ -186,14 +185,7 @@ std::vector<Rule> trace_job_rules() {
            {"gaps fusing removes", static_cast<double>(min_fusion_gaps)},
            min_gain_threshold()}},
          over_facts(fusion_candidate)},
-        {{"trace.kernel.no_local_size",
-          layer,
-          {facts, In::any_metric({"kernel.roof.bandwidth", "kernel.peak.bandwidth"},
-                                 "kernel.memory_levels' roofs or the memory peak")},
-          {{"kernel share of the wall time", kernel_share_of_interest, true},
-           {"fraction of the roof", below_roof_fraction, true},
-           min_gain_threshold()}},
-         over_facts_and_ceilings(no_local_size)},
+        {below_roof_spec("trace.kernel.no_local_size"), over_facts_and_ceilings(no_local_size)},
     };
 }
 

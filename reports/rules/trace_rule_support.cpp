@@ -147,6 +147,16 @@ void attribute_to_processes(Finding& finding, const TraceFacts& f, const std::ma
         evidence(held[i].first, held[i].second, "its share of this pattern");
 }
 
+RuleSpec below_roof_spec(std::string id) {
+    return {std::move(id),
+            layer,
+            {program_facts(), RuleInput::any_metric({"kernel.roof.bandwidth", "kernel.peak.bandwidth"},
+                                                    "kernel.memory_levels' roofs or the memory peak")},
+            {{"kernel share of the wall time", kernel_share_of_interest, true},
+             {"fraction of the roof", below_roof_fraction, true},
+             min_gain_threshold()}};
+}
+
 std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, const TraceFacts& f,
                                                 const std::function<bool(const KernelFacts&)>& eligible) {
     const double wall = f.run.wall_seconds;

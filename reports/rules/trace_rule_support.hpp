@@ -79,6 +79,9 @@ struct KernelBelowRoof {
 };
 std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, const TraceFacts& f,
                                                 const std::function<bool(const KernelFacts&)>& eligible);
+// The spec both roof rules declare: the program's facts and the device's bandwidth roofs in, a
+// kernel share and a roof fraction as thresholds. One definition, so the two cannot drift apart.
+RuleSpec below_roof_spec(std::string id);
 // Launched with a NULL local size (the driver chose the work-group) at least half the time.
 bool mostly_auto_local(const KernelFacts& k);
 

@@ -10,20 +10,12 @@
 
 using namespace clprobe;
 using test::ceiling;
+using test::only_trace_finding;
+using test::run_trace_rule;
 using test::trace_report;
 using test::TraceBuilder;
 
 namespace {
-
-RunReport run_rule(const RunReport& r, const std::string& id) {
-    return test::analyzed(r, trace_rules(), id);
-}
-
-Finding only_finding(const RunReport& r, const std::string& id) {
-    REQUIRE(r.findings.size() == 1);
-    CHECK(r.findings[0].id == id);
-    return r.findings[0];
-}
 
 const Evidence* evidence_named(const Finding& f, const std::string& metric, const std::string& pid = "") {
     for (const auto& e : f.evidence)
@@ -143,36 +135,37 @@ TEST_CASE("trace analysis: one lane per process and device, and the busiest agai
 
 TEST_CASE("trace rules: lanes loaded unevenly, above and below the trigger", "[trace][rules][job]") {
     const auto b = two_devices(80, 20);
-    const Finding f = only_finding(run_rule(trace_report(b.trace, b.run(10'000)), "trace.job.device_imbalance"),
-                                   "trace.job.device_imbalance");
+    const Finding f =
+        only_trace_finding(run_trace_rule(trace_report(b.trace, b.run(10'000)), "trace.job.device_imbalance"),
+                           "trace.job.device_imbalance");
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx((8e-3 - 2e-3) / 2 / 10e-3));  // half the difference evens them
     CHECK(f.factor.value_or(0) == Approx(4));
     CHECK(evidence_named(f, "app.lane.busy_fraction") != nullptr);
     // 1.33x: within the trigger's 1.5x.
     const auto close = two_devices(80, 60);
-    test::check_silent(run_rule(trace_report(close.trace, close.run(10'000)), "trace.job.device_imbalance"));
+    test::check_silent(run_trace_rule(trace_report(close.trace, close.run(10'000)), "trace.job.device_imbalance"));
     // 4x, but the difference is 3% of the wall time, under 5%.
     const auto small = two_devices(4, 1);
-    test::check_silent(run_rule(trace_report(small.trace, small.run(10'000)), "trace.job.device_imbalance"));
+    test::check_silent(run_trace_rule(trace_report(small.trace, small.run(10'000)), "trace.job.device_imbalance"));
     // A device set up and never used is the extreme case.
     const auto unused = two_devices(80, 0);
     const Finding u =
-        only_finding(run_rule(trace_report(unused.trace, unused.run(10'000)), "trace.job.device_imbalance"),
-                     "trace.job.device_imbalance");
+        only_trace_finding(run_trace_rule(trace_report(unused.trace, unused.run(10'000)), "trace.job.device_imbalance"),
+                           "trace.job.device_imbalance");
     CHECK_FALSE(u.factor);  // infinitely uneven: no factor to state
 }
 
 TEST_CASE("trace rules: two processes at once, one loading its device far less, are named", "[trace][rules][job]") {
     const std::vector<ProgramTrace> both = {process_of(100, 0, 50, 90), process_of(101, 10, 50, 10)};
-    const Finding f =
-        only_finding(run_rule(job_report(both, 5100), "trace.job.device_imbalance"), "trace.job.device_imbalance");
+    const Finding f = only_trace_finding(run_trace_rule(job_report(both, 5100), "trace.job.device_imbalance"),
+                                         "trace.job.device_imbalance");
     CHECK_THAT(f.title, Catch::Contains("pid 100 (app 100)") && Catch::Contains("pid 101 (app 101)"));
     REQUIRE(evidence_named(f, "app.lane.busy_time", "100"));
     CHECK(evidence_named(f, "app.lane.busy_time", "100")->value == Approx(50 * 90e-6).epsilon(0.05));
     // The same two processes one after the other: nothing to balance.
     const std::vector<ProgramTrace> serial = {process_of(100, 0, 50, 90), process_of(101, 6000, 50, 10)};
-    test::check_silent(run_rule(job_report(serial, 11'100), "trace.job.device_imbalance"));
+    test::check_silent(run_trace_rule(job_report(serial, 11'100), "trace.job.device_imbalance"));
 }
 
 TEST_CASE("trace analysis: kernels launched back to back, grouped by their repeated sequence", "[trace]") {
@@ -208,8 +201,9 @@ TEST_CASE("trace analysis: kernels launched back to back, grouped by their repea
 
 TEST_CASE("trace rules: fusion candidates, above and below the trigger", "[trace][rules]") {
     const auto b = sequence(50, 10, 10);  // 70 us a step, 20 of them gaps inside the sequence
-    const Finding f = only_finding(run_rule(trace_report(b.trace, b.run(50 * 80.0)), "trace.kernel.fusion_candidate"),
-                                   "trace.kernel.fusion_candidate");
+    const Finding f =
+        only_trace_finding(run_trace_rule(trace_report(b.trace, b.run(50 * 80.0)), "trace.kernel.fusion_candidate"),
+                           "trace.kernel.fusion_candidate");
     CHECK_THAT(f.title, Catch::Contains("a -> b -> c") && Catch::Contains("50 times"));
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx(100 * 10e-6 / 4000e-6));
@@ -217,38 +211,39 @@ TEST_CASE("trace rules: fusion candidates, above and below the trigger", "[trace
     CHECK(evidence_named(f, "app.kernel.launch_gap")->value == Approx(10e-6));
     // Gaps a fifth of the kernels' time: launches already pipelined well enough.
     const auto tight = sequence(50, 10, 2);
-    test::check_silent(run_rule(trace_report(tight.trace, tight.run(50 * 60.0)), "trace.kernel.fusion_candidate"));
+    test::check_silent(
+        run_trace_rule(trace_report(tight.trace, tight.run(50 * 60.0)), "trace.kernel.fusion_candidate"));
     // Kernels of 2 ms are not short: the gaps are not launch overhead.
     const auto long_kernels = sequence(50, 2000, 2000);
-    test::check_silent(
-        run_rule(trace_report(long_kernels.trace, long_kernels.run(50 * 10'020.0)), "trace.kernel.fusion_candidate"));
+    test::check_silent(run_trace_rule(trace_report(long_kernels.trace, long_kernels.run(50 * 10'020.0)),
+                                      "trace.kernel.fusion_candidate"));
     // Ten repetitions (20 removable gaps is the least): 9 are too few.
     const auto few = sequence(9, 10, 10);
-    test::check_silent(run_rule(trace_report(few.trace, few.run(9 * 80.0)), "trace.kernel.fusion_candidate"));
+    test::check_silent(run_trace_rule(trace_report(few.trace, few.run(9 * 80.0)), "trace.kernel.fusion_candidate"));
 }
 
 TEST_CASE("trace rules: a kernel without a local size far below its roof", "[trace][rules]") {
     const auto peak = {ceiling("kernel.peak.bandwidth", "GB/s", 20)};
     const auto b = slow_kernel(true);
     const RunReport r = trace_report(b.trace, b.run(1000), peak);
-    const Finding f = only_finding(run_rule(r, "trace.kernel.no_local_size"), "trace.kernel.no_local_size");
+    const Finding f = only_trace_finding(run_trace_rule(r, "trace.kernel.no_local_size"), "trace.kernel.no_local_size");
     CHECK_THAT(f.title, Catch::Contains("slow_sum") && Catch::Contains("1 of 1 launches"));
     REQUIRE(f.estimated_gain);
     CHECK(*f.estimated_gain == Approx((500e-6 - 4096 / 20e9) / 1000e-6));
     // Its own rule, not below_roof's too: one finding for one kernel.
-    test::check_silent(run_rule(r, "trace.kernel.below_roof"));
+    test::check_silent(run_trace_rule(r, "trace.kernel.below_roof"));
     // The same kernel with a local size: below_roof's, not this rule's.
     const auto sized = slow_kernel(false);
     const RunReport s = trace_report(sized.trace, sized.run(1000), peak);
-    test::check_silent(run_rule(s, "trace.kernel.no_local_size"));
-    CHECK(run_rule(s, "trace.kernel.below_roof").findings.size() == 1);
+    test::check_silent(run_trace_rule(s, "trace.kernel.no_local_size"));
+    CHECK(run_trace_rule(s, "trace.kernel.below_roof").findings.size() == 1);
     // Near the roof without a local size: silent.
     TraceBuilder fast;
     fast.kernel("stream", 0, 1, 801, 8'000'000);
     fast.trace.commands.back().local = "0";
-    test::check_silent(run_rule(trace_report(fast.trace, fast.run(1000), peak), "trace.kernel.no_local_size"));
+    test::check_silent(run_trace_rule(trace_report(fast.trace, fast.run(1000), peak), "trace.kernel.no_local_size"));
     // No roof measured: not evaluated, and the report says what it needs.
-    const RunReport none = run_rule(trace_report(b.trace, b.run(1000)), "trace.kernel.no_local_size");
+    const RunReport none = run_trace_rule(trace_report(b.trace, b.run(1000)), "trace.kernel.no_local_size");
     CHECK(none.findings.empty());
     CHECK_THAT(test::skipped_rule(none, "trace.kernel.no_local_size").reason,
                Catch::Contains("kernel.roof.bandwidth or kernel.peak.bandwidth"));
@@ -257,8 +252,8 @@ TEST_CASE("trace rules: a kernel without a local size far below its roof", "[tra
 TEST_CASE("trace rules: a job's finding names the one process its pattern is in", "[trace][rules][job]") {
     // pid 100 waits after each of its 60 kernels; pid 101 launches 10 without waiting.
     const std::vector<ProgramTrace> both = {process_of(100, 0, 60, 20, true), process_of(101, 5, 10, 20)};
-    const RunReport r = run_rule(job_report(both, 6100), "trace.sync.wait_after_kernel");
-    const Finding f = only_finding(r, "trace.sync.wait_after_kernel");
+    const RunReport r = run_trace_rule(job_report(both, 6100), "trace.sync.wait_after_kernel");
+    const Finding f = only_trace_finding(r, "trace.sync.wait_after_kernel");
     CHECK_THAT(f.title, Catch::Contains("in pid 100 (app 100)"));
     const Evidence* share = evidence_named(f, "app.process.pattern_share", "100");
     REQUIRE(share);
@@ -274,9 +269,10 @@ TEST_CASE("trace rules: a job's finding names the one process its pattern is in"
     for (auto& p : shared)
         for (auto& c : p.commands)
             c.bytes = 4096;
-    const Finding k = only_finding(
-        run_rule(job_report(shared, 3100, {ceiling("kernel.peak.bandwidth", "GB/s", 20)}), "trace.kernel.below_roof"),
-        "trace.kernel.below_roof");
+    const Finding k =
+        only_trace_finding(run_trace_rule(job_report(shared, 3100, {ceiling("kernel.peak.bandwidth", "GB/s", 20)}),
+                                          "trace.kernel.below_roof"),
+                           "trace.kernel.below_roof");
     CHECK(k.title.find("in pid") == std::string::npos);
     CHECK(evidence_named(k, "app.process.pattern_share", "100"));
     CHECK(evidence_named(k, "app.process.pattern_share", "101"));

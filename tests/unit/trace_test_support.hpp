@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/report.hpp"
+#include "rule_test_support.hpp"
 #include "rules/trace_rules.hpp"
 #include "trace/trace_analysis.hpp"
 
@@ -121,6 +122,19 @@ inline Measurement ceiling(const std::string& metric, const std::string& unit, d
                            bool higher_is_better = true) {
     return make_measurement(metric, unit, std::move(labels), {value, value, value}, TimerKind::device_profiling,
                             higher_is_better);
+}
+
+// The one finding of a trace rule run, by value: callers pass the temporary report run_trace_rule
+// returns (rule_test_support's only_finding returns a reference into the report).
+inline Finding only_trace_finding(const RunReport& r, const std::string& id) {
+    REQUIRE(r.findings.size() == 1);
+    CHECK(r.findings[0].id == id);
+    return r.findings[0];
+}
+
+// One trace rule run through the analysis, as the tool runs it.
+inline RunReport run_trace_rule(const RunReport& r, const std::string& id) {
+    return analyzed(r, trace_rules(), id);
 }
 
 }  // namespace clprobe::test
