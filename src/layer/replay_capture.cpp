@@ -184,6 +184,15 @@ std::optional<ArgKind> declared_kind(cl_kernel k, cl_uint i, ArgKind set_as) {
     return std::nullopt;
 }
 
+// The buffer a sub-buffer was made from, else the buffer itself.
+cl_mem memory_root(cl_mem m) {
+    cl_mem parent = nullptr;
+    if (next.clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) == CL_SUCCESS &&
+        parent)
+        return parent;
+    return m;
+}
+
 // Fills the record's arguments from what the kernel was set to; the reason it cannot be
 // captured, if any.
 std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint, ArgValue>& set) {
@@ -219,10 +228,12 @@ std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint
                 return "buffer argument " + std::to_string(i) + " created with CL_MEM_HOST_NO_ACCESS";
             if (flags & CL_MEM_HOST_WRITE_ONLY)
                 return "buffer argument " + std::to_string(i) + " created with CL_MEM_HOST_WRITE_ONLY";
-            // Two arguments naming one buffer would become two buffers in a replay: not the same launch.
+            // Two arguments on one buffer (the same one, or sub-buffers of one parent) would become
+            // two separate buffers in a replay: not the same launch.
+            const cl_mem root = memory_root(v.mem);
             for (size_t j = 0; j < c.mems.size(); ++j)
-                if (c.mems[j] == v.mem)
-                    return "buffer argument " + std::to_string(i) + " is the same buffer as argument " +
+                if (c.mems[j] && memory_root(c.mems[j]) == root)
+                    return "buffer argument " + std::to_string(i) + " shares its memory with argument " +
                            std::to_string(c.record.args[j].index);
             a.size = size;
             a.flags = flags;
