@@ -21,6 +21,7 @@
 #include "cli/trace_capture.hpp"
 #include "cli/trace_command_energy.hpp"
 #include "cli/trace_command_records.hpp"
+#include "cli/trace_replay_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "core/memory_roofs.hpp"
@@ -57,6 +58,9 @@ struct TraceOptions {
     // --wait-descendants: seconds to wait for descendants still running when the program ended.
     double wait_descendants = 10;
     CaptureOptions capture;  // --delay, --duration, --capture, --max-size (cli/trace_capture.hpp)
+    // --replay N, --replay-budget SIZE (cli/trace_replay_options.hpp): after the program ends,
+    // replay.dir holds the layer's captures and replay.replay_kernels says how many to replay.
+    ReplayOptions replay;
 };
 
 // The probes run before the program: the system and topology facts, and the quick ceilings the
@@ -242,6 +246,7 @@ int run_trace(TraceOptions o) {
     }
     const LauncherEnv launcher = current_launcher();
     prepare_outputs(o, launcher);
+    check_replay_options(o.replay);
     const std::string layer = find_layer(o.layer);
     std::optional<RunReport> baseline;
     if (!o.baseline.empty()) {
@@ -259,6 +264,7 @@ int run_trace(TraceOptions o) {
         ~RemoveAtEnd() { remove_temporary(folder); }
     } remove_at_end{records};
     CaptureSession capture(o.capture, records.path);
+    const std::vector<std::string> replay_env = prepare_replay(o.replay, records.path);
 
     RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
     // Under mpirun or srun each rank's report says which rank it is: `clprobe fleet` sets them
@@ -273,8 +279,10 @@ int run_trace(TraceOptions o) {
     // now, and on a small machine the monitor's /proc scans would come out of it.
     std::optional<ActivityMonitor> activity(std::in_place, std::chrono::milliseconds(1000));
     energy.start();
+    std::vector<std::string> layer_env = capture.start();
+    layer_env.insert(layer_env.end(), replay_env.begin(), replay_env.end());
     const LaunchOutcome launched =
-        run_traced_program({o.argv, layer, records.path, o.timeout, o.wait_descendants, capture.start()});
+        run_traced_program({o.argv, layer, records.path, o.timeout, o.wait_descendants, std::move(layer_env)});
     capture.finish();
     energy.stop();
     if (launched.exec_error) {
@@ -341,6 +349,7 @@ CommandRunner add_trace_command(CLI::App& app) {
                     "children); those still running then are named in the report and left running (default 10)")
         ->check(CLI::Range(0.0, 31536000.0));
     add_capture_options(cmd, opts->capture);
+    add_replay_options(cmd, opts->replay);
     cmd->add_option("--layer", opts->layer, "The trace layer library (default: next to the clprobe binary)");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress and no text report on stderr (files are still written)");

@@ -18,6 +18,7 @@
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/record_line.hpp"
+#include "layer/replay_capture.hpp"
 
 namespace clprobe::layer {
 namespace {
@@ -243,9 +244,8 @@ void mem_list_footprint(Enqueue& e, cl_uint n, const cl_mem* mems) {
 // ---------------------------------------------------------------------------------------------
 // Kernels.
 
-cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
-                                           const size_t* global, const size_t* local, cl_uint nwait,
-                                           const cl_event* wait, cl_event* ev) {
+cl_int nd_range_kernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset, const size_t* global,
+                       const size_t* local, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!capturing()) return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, ev);
     Enqueue e(Command::kernel, q);
     e.call.kernel = k;
@@ -258,6 +258,16 @@ cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_u
     kernel_footprint(e);
     return e.run(ev, [&](cl_event* slot) {
         return next.clEnqueueNDRangeKernel(q, k, dims, offset, global, local, nwait, wait, slot);
+    });
+}
+
+cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_uint dims, const size_t* offset,
+                                           const size_t* global, const size_t* local, cl_uint nwait,
+                                           const cl_event* wait, cl_event* ev) {
+    if (!replay_enabled() || !recording()) return nd_range_kernel(q, k, dims, offset, global, local, nwait, wait, ev);
+    // `clprobe trace --replay`: one launch per kernel is captured around the normal, recorded one.
+    return replay_nd_range(NdRange{q, k, dims, offset, global, local, nwait, wait}, ev, [&](cl_event* slot) {
+        return nd_range_kernel(q, k, dims, offset, global, local, nwait, wait, slot);
     });
 }
 

@@ -14,6 +14,7 @@
 #include "layer/hooks.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/record_line.hpp"
+#include "layer/replay_capture.hpp"
 
 namespace clprobe::layer {
 namespace {
@@ -456,6 +457,12 @@ cl_program CL_API_CALL create_program_with_source(cl_context context, cl_uint co
             bytes += n;
         }
         note_program(t, p, "source", hash, bytes);
+        if (replay_enabled()) {
+            std::string text;
+            for (cl_uint i = 0; i < count; ++i)
+                if (strings[i]) text.append(strings[i], lengths && lengths[i] ? lengths[i] : std::strlen(strings[i]));
+            replay_note_program(p, "source", std::move(text));
+        }
     }
     return p;
 }
@@ -476,6 +483,9 @@ cl_program CL_API_CALL create_program_with_binary(cl_context context, cl_uint nu
             bytes += lengths[i];
         }
         note_program(t, p, "binary", hash, bytes);
+        // One device's binary is what a replay on that device needs: the first one given.
+        if (replay_enabled() && num_devices > 0 && binaries[0])
+            replay_note_program(p, "binary", std::string(reinterpret_cast<const char*>(binaries[0]), lengths[0]));
     }
     return p;
 }
@@ -486,6 +496,7 @@ cl_program CL_API_CALL create_program_with_il(cl_context context, const void* il
     const uint64_t t = now_ns();
     cl_program p = next.clCreateProgramWithIL(context, il, length, err);
     if (p && il) note_program(t, p, "il", fnv1a(fnv_offset, il, length), length);
+    if (p && il && replay_enabled()) replay_note_program(p, "il", std::string(static_cast<const char*>(il), length));
     return p;
 }
 
@@ -497,6 +508,7 @@ cl_program CL_API_CALL create_program_with_built_in_kernels(cl_context context, 
     const uint64_t t = now_ns();
     cl_program p = next.clCreateProgramWithBuiltInKernels(context, num_devices, devices, names, err);
     if (p) note_program(t, p, "builtin", 0, 0);
+    if (p && replay_enabled()) replay_note_program(p, "builtin", {});
     return p;
 }
 
@@ -515,6 +527,7 @@ cl_int CL_API_CALL build_program(cl_program p, cl_uint num_devices, const cl_dev
     const uint64_t t0 = now_ns();
     const cl_int rc = next.clBuildProgram(p, num_devices, devices, options, notify, user);
     note_build(t0, p, "build", rc);
+    if (replay_enabled()) replay_note_build(p, options);
     arm_fatal_signal_flush();
     return rc;
 }
@@ -545,6 +558,7 @@ cl_program CL_API_CALL link_program(cl_context context, cl_uint num_devices, con
     cl_program p =
         next.clLinkProgram(context, num_devices, devices, options, num_programs, programs, notify, user, st.slot);
     if (p) note_program(t0, p, "link", 0, 0);
+    if (p && replay_enabled()) replay_note_program(p, "link", {});
     note_build(t0, p, "link", st.of(p));
     return p;
 }
@@ -580,6 +594,7 @@ cl_kernel CL_API_CALL create_kernel(cl_program p, const char* name, cl_int* err)
     flush_staged();
     cl_kernel k = next.clCreateKernel(p, name, err);
     if (k) note_kernel(k, p, name ? name : "");
+    if (k && replay_enabled()) replay_note_kernel(k, p, name ? name : "", nullptr);
     return k;
 }
 
@@ -590,8 +605,11 @@ cl_int CL_API_CALL create_kernels_in_program(cl_program p, cl_uint num, cl_kerne
     cl_uint* count = num_ret ? num_ret : &own_count;
     const cl_int rc = next.clCreateKernelsInProgram(p, num, kernels, count);
     if (rc == CL_SUCCESS && kernels) {
-        for (cl_uint i = 0; i < std::min(num, *count); ++i)
-            note_kernel(kernels[i], p, kernel_name(kernels[i]));
+        for (cl_uint i = 0; i < std::min(num, *count); ++i) {
+            const std::string name = kernel_name(kernels[i]);
+            note_kernel(kernels[i], p, name);
+            if (replay_enabled()) replay_note_kernel(kernels[i], p, name, nullptr);
+        }
     }
     return rc;
 }
@@ -614,7 +632,9 @@ cl_kernel CL_API_CALL clone_kernel(cl_kernel source, cl_int* err) {
         }
     }
     if (!known) next.clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof p, &p, nullptr);
-    note_kernel(k, p, kernel_name(k), std::move(args));
+    const std::string name = kernel_name(k);
+    note_kernel(k, p, name, std::move(args));
+    if (replay_enabled()) replay_note_kernel(k, p, name, source);
     return k;
 }
 
@@ -656,19 +676,26 @@ cl_int CL_API_CALL set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const
     if (rc != CL_SUCCESS || !recording()) return rc;
     cl_mem m = nullptr;
     if (size == sizeof(cl_mem) && value) std::memcpy(&m, value, sizeof m);
-    std::lock_guard lock(objects().mu);
-    // Only a live buffer the layer saw created counts; anything else (a scalar, a local size, a
-    // null) clears what the index held.
-    const bool is_buffer = m && objects().mems.count(m);
-    set_tracked_arg(k, index, is_buffer ? reinterpret_cast<uintptr_t>(m) : 0, false);
+    bool is_buffer;
+    {
+        std::lock_guard lock(objects().mu);
+        // Only a live buffer the layer saw created counts; anything else (a scalar, a local size, a
+        // null) clears what the index held.
+        is_buffer = m && objects().mems.count(m);
+        set_tracked_arg(k, index, is_buffer ? reinterpret_cast<uintptr_t>(m) : 0, false);
+    }
+    if (replay_enabled()) replay_note_arg(k, index, size, value, is_buffer);
     return rc;
 }
 
 cl_int CL_API_CALL set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const void* value) {
     const cl_int rc = next.clSetKernelArgSVMPointer(k, index, value);
     if (rc != CL_SUCCESS || !recording()) return rc;
-    std::lock_guard lock(objects().mu);
-    set_tracked_arg(k, index, objects().svm_allocation(value).base, true);
+    {
+        std::lock_guard lock(objects().mu);
+        set_tracked_arg(k, index, objects().svm_allocation(value).base, true);
+    }
+    if (replay_enabled()) replay_note_svm_arg(k, index);
     return rc;
 }
 

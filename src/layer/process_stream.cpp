@@ -15,6 +15,7 @@
 #include "layer/command_log.hpp"
 #include "layer/layer_state.hpp"
 #include "layer/record_line.hpp"
+#include "layer/replay_capture.hpp"
 #include "layer/space_budget.hpp"
 #include "layer/trace_format.hpp"
 
@@ -163,6 +164,7 @@ void on_fork_child() {
     reset_objects_after_fork();
     reset_stages_after_fork();
     reset_space_after_fork();
+    reset_replay_after_fork();
     g_stream_pending.store(true);
 }
 

@@ -30,6 +30,7 @@
 #include "layer/layer_state.hpp"
 #include "layer/process_stream.hpp"
 #include "layer/record_line.hpp"
+#include "layer/replay_capture.hpp"
 #include "layer/space_budget.hpp"
 #include "layer/trace_format.hpp"
 
@@ -138,6 +139,7 @@ bool start_recording() {
     init_space_budget();  // before the stream's first records, which count against it
     if (!open_process_stream()) return false;
     init_capture_control();
+    init_replay_capture();
     pthread_atfork(nullptr, nullptr, on_fork_child);
     arm_exit_handler();
     arm_fatal_signal_flush();

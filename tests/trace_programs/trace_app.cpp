@@ -17,10 +17,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -631,6 +633,176 @@ void run_short_pairs(Cl& cl, int steps) {
     print_checksum(checksum(result));
 }
 
+// --- modes for `clprobe trace --replay` (the capture the replay reads; docs/trace.md) ------------
+// Their kernels live in a program of their own, built with options, so the other modes compile
+// nothing more. Inputs are exact small floats, so the capture test computes the expected bytes.
+const char* const replay_source = R"CLC(
+__kernel void replay_saxpy(__global const float* x, __global float* y, float a) {
+    size_t i = get_global_id(0);
+    y[i] = a * x[i] + y[i];
+}
+
+// (v + 2^24) - 2^24 rounds v to a multiple of 2 in IEEE arithmetic; -cl-fast-relaxed-math lets
+// the compiler reassociate it to v, which changes the result.
+__kernel void replay_rounding(__global const float* in, __global float* out) {
+    size_t i = get_global_id(0);
+    float v = in[i];
+    out[i] = (v + 16777216.0f) - 16777216.0f;
+}
+
+// A dependent chain of multiply-adds and divisions: -cl-mad-enable and -cl-fast-relaxed-math
+// change its speed, its result only in the last bits.
+__kernel void replay_mad_chain(__global const float* in, __global float* out, uint steps) {
+    size_t i = get_global_id(0);
+    float acc = in[i];
+    for (uint k = 0; k < steps; ++k) acc = (acc * 0.999f + 0.001f * (float)(k & 7u)) / 1.0001f;
+    out[i] = acc;
+}
+)CLC";
+constexpr const char* replay_options = "-cl-std=CL1.2";
+
+cl_program build_replay_program(const Cl& cl) {
+    cl_int err = CL_SUCCESS;
+    const char* source = replay_source;
+    cl_program program = clCreateProgramWithSource(cl.context, 1, &source, nullptr, &err);
+    check(err, "clCreateProgramWithSource");
+    check(clBuildProgram(program, 1, &cl.device, replay_options, nullptr, nullptr), "clBuildProgram (replay)");
+    return program;
+}
+
+cl_mem upload(const Cl& cl, const std::vector<float>& host) {
+    cl_mem mem = make_buffer(cl, CL_MEM_READ_WRITE, host.size() * sizeof(float));
+    check(
+        clEnqueueWriteBuffer(cl.queue, mem, CL_TRUE, 0, host.size() * sizeof(float), host.data(), 0, nullptr, nullptr),
+        "clEnqueueWriteBuffer");
+    return mem;
+}
+
+std::vector<float> download(const Cl& cl, cl_mem mem, size_t count) {
+    std::vector<float> host(count);
+    check(clEnqueueReadBuffer(cl.queue, mem, CL_TRUE, 0, count * sizeof(float), host.data(), 0, nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    return host;
+}
+
+uint64_t float_checksum(const std::vector<float>& v, uint64_t h = checksum_seed) {
+    std::vector<uint32_t> words(v.size());
+    std::memcpy(words.data(), v.data(), v.size() * sizeof(float));
+    return checksum(words, h);
+}
+
+void set_arg(cl_kernel kernel, cl_uint index, float value) {
+    check(clSetKernelArg(kernel, index, sizeof(float), &value), "clSetKernelArg");
+}
+
+// y += 2 * x, `steps` times, on `items` work-items with the given local size (0: the driver's).
+// x[i] = i / 2 and y[i] = 1 start, so y[i] = 1 + steps * i exactly.
+std::vector<float> saxpy_runs(Cl& cl, cl_program program, size_t items, size_t local, int steps) {
+    cl_kernel saxpy = make_kernel(program, "replay_saxpy");
+    std::vector<float> x(items), y(items, 1.0f);
+    for (size_t i = 0; i < items; ++i)
+        x[i] = static_cast<float>(i) * 0.5f;
+    cl_mem xb = upload(cl, x), yb = upload(cl, y);
+    set_arg(saxpy, 0, xb);
+    set_arg(saxpy, 1, yb);
+    set_arg(saxpy, 2, 2.0f);
+    for (int s = 0; s < steps; ++s)
+        check(
+            clEnqueueNDRangeKernel(cl.queue, saxpy, 1, nullptr, &items, local ? &local : nullptr, 0, nullptr, nullptr),
+            "clEnqueueNDRangeKernel");
+    auto result = download(cl, yb, items);
+    for (size_t i = 0; i < items; ++i)
+        expect(result[i] == 1.0f + static_cast<float>(steps) * static_cast<float>(i),
+               "replay_saxpy: element " + std::to_string(i));
+    clReleaseMemObject(xb);
+    clReleaseMemObject(yb);
+    clReleaseKernel(saxpy);
+    return result;
+}
+
+// in[i] = (i % 64) / 4; out[i]: in[i] rounded to a multiple of 2 through 2^24 (the host's own
+// IEEE arithmetic gives the expected value).
+std::vector<float> rounding_runs(Cl& cl, cl_program program, size_t items, int steps) {
+    cl_kernel rounding = make_kernel(program, "replay_rounding");
+    std::vector<float> in(items);
+    for (size_t i = 0; i < items; ++i)
+        in[i] = static_cast<float>(i % 64) * 0.25f;
+    cl_mem inb = upload(cl, in), outb = make_buffer(cl, CL_MEM_READ_WRITE, items * sizeof(float));
+    set_arg(rounding, 0, inb);
+    set_arg(rounding, 1, outb);
+    for (int s = 0; s < steps; ++s)
+        launch(cl.queue, rounding, items);
+    auto result = download(cl, outb, items);
+    for (size_t i = 0; i < items; ++i) {
+        volatile float sum = in[i] + 16777216.0f;  // volatile: rounded to float here, as in the kernel
+        const float want = sum - 16777216.0f;
+        expect(result[i] == want, "replay_rounding: element " + std::to_string(i));
+    }
+    clReleaseMemObject(inb);
+    clReleaseMemObject(outb);
+    clReleaseKernel(rounding);
+    return result;
+}
+
+// Planted for replay: a poor explicit local size (2 work-items per group) on a global size that
+// runs far faster in larger groups.
+void run_replay_poor_local(Cl& cl, int steps) {
+    cl_program program = build_replay_program(cl);
+    const auto y = saxpy_runs(cl, program, 16384, 2, steps);
+    std::printf("kernels %d\n", steps);
+    print_checksum(float_checksum(y));
+}
+
+// Planted for replay: a kernel whose results change under -cl-fast-relaxed-math.
+void run_replay_fast_math(Cl& cl, int steps) {
+    cl_program program = build_replay_program(cl);
+    const auto out = rounding_runs(cl, program, 1024, steps);
+    std::printf("kernels %d\n", steps);
+    print_checksum(float_checksum(out));
+}
+
+// Planted for replay: a kernel whose time depends on -cl-mad-enable / -cl-fast-relaxed-math
+// while its result stays within a small tolerance. The same input every launch, so each
+// launch writes the same output.
+void run_replay_build_options(Cl& cl, int steps) {
+    cl_program program = build_replay_program(cl);
+    cl_kernel chain = make_kernel(program, "replay_mad_chain");
+    constexpr size_t items = 4096;
+    constexpr cl_uint chain_steps = 2000;
+    std::vector<float> in(items);
+    for (size_t i = 0; i < items; ++i)
+        in[i] = static_cast<float>(i % 100) * 0.25f;
+    cl_mem inb = upload(cl, in), outb = make_buffer(cl, CL_MEM_READ_WRITE, items * sizeof(float));
+    set_arg(chain, 0, inb);
+    set_arg(chain, 1, outb);
+    set_arg(chain, 2, chain_steps);
+    for (int s = 0; s < steps; ++s)
+        launch(cl.queue, chain, items);
+    const auto out = download(cl, outb, items);
+    for (size_t i = 0; i < items; i += 97) {
+        float acc = in[i];
+        for (cl_uint k = 0; k < chain_steps; ++k)
+            acc = (acc * 0.999f + 0.001f * static_cast<float>(k & 7u)) / 1.0001f;
+        expect(std::fabs(out[i] - acc) <= 1e-3f * std::max(1.0f, std::fabs(acc)),
+               "replay_mad_chain: element " + std::to_string(i));
+    }
+    clReleaseMemObject(inb);
+    clReleaseMemObject(outb);
+    clReleaseKernel(chain);
+    std::printf("kernels %d\n", steps);
+    print_checksum(float_checksum(out));
+}
+
+// Planted for replay: a kernel whose buffers (2 x 4 MiB, in and out) exceed a small
+// --replay-budget, then a small kernel that fits.
+void run_replay_too_large(Cl& cl, int steps) {
+    cl_program program = build_replay_program(cl);
+    const auto y = saxpy_runs(cl, program, size_t{1} << 20, 0, steps);
+    const auto out = rounding_runs(cl, program, 1024, steps);
+    std::printf("kernels %d\n", 2 * steps);
+    print_checksum(float_checksum(out, float_checksum(y)));
+}
+
 // Overhead benchmark (not an anti-pattern test): the tracer's per-call cost dominates when every
 // launch is tiny and synchronised.
 void run_many_small(Cl& cl, int steps) {
@@ -782,22 +954,26 @@ struct Mode {
 // PoCL's calls are cheap (a launch + clFinish ~20 us, a 64-byte write ~2 us), hence the large
 // counts for sync_each and tiny_transfers.
 constexpr Mode modes[] = {
-    {"sync_each", 10000},       // kernels, each followed by clFinish
-    {"pageable_uploads", 40},   // steps of upload + kernel + finish
-    {"tiny_transfers", 50000},  // 64-byte writes
-    {"rebuild", 10},            // batches, each building the program
-    {"alloc_loop", 300},        // iterations, each allocating a 4 MiB buffer
-    {"slow_kernel", 3},         // rounds of 4 fast copies + 1 slow kernel
-    {"clean", 400},             // large kernels back to back
-    {"threads", 200},           // kernels per thread (4 threads)
-    {"abort", 50},              // planned kernels; aborts after half
-    {"exit_midway", 50},        // planned unfinished kernels; exits after half
-    {"many_small", 20000},      // synchronised tiny kernels
-    {"long_kernels", 10},       // kernels of about 100 ms
-    {"echo", 2},                // kernels before echoing stdin
-    {"fork_workers", 100},      // kernels per forked worker (2 workers)
-    {"paced", 400},             // kernels on a fixed schedule, one per --period ms (default 50)
-    {"short_pairs", 5000},      // pairs of tiny kernels back to back
+    {"sync_each", 10000},         // kernels, each followed by clFinish
+    {"pageable_uploads", 40},     // steps of upload + kernel + finish
+    {"tiny_transfers", 50000},    // 64-byte writes
+    {"rebuild", 10},              // batches, each building the program
+    {"alloc_loop", 300},          // iterations, each allocating a 4 MiB buffer
+    {"slow_kernel", 3},           // rounds of 4 fast copies + 1 slow kernel
+    {"clean", 400},               // large kernels back to back
+    {"threads", 200},             // kernels per thread (4 threads)
+    {"abort", 50},                // planned kernels; aborts after half
+    {"exit_midway", 50},          // planned unfinished kernels; exits after half
+    {"many_small", 20000},        // synchronised tiny kernels
+    {"long_kernels", 10},         // kernels of about 100 ms
+    {"echo", 2},                  // kernels before echoing stdin
+    {"fork_workers", 100},        // kernels per forked worker (2 workers)
+    {"paced", 400},               // kernels on a fixed schedule, one per --period ms (default 50)
+    {"short_pairs", 5000},        // pairs of tiny kernels back to back
+    {"replay_poor_local", 6},     // saxpy launches in groups of 2 work-items
+    {"replay_fast_math", 3},      // launches of a kernel that -cl-fast-relaxed-math changes
+    {"replay_build_options", 4},  // launches of a multiply-add and division chain
+    {"replay_too_large", 3},      // launches each of a 2 x 4 MiB kernel and a small one
 };
 
 [[noreturn]] void usage(const char* problem) {
@@ -900,6 +1076,14 @@ int main(int argc, char** argv) {
         run_paced(cl, n, period_ms);
     } else if (mode_name == "short_pairs") {
         run_short_pairs(cl, n);
+    } else if (mode_name == "replay_poor_local") {
+        run_replay_poor_local(cl, n);
+    } else if (mode_name == "replay_fast_math") {
+        run_replay_fast_math(cl, n);
+    } else if (mode_name == "replay_build_options") {
+        run_replay_build_options(cl, n);
+    } else if (mode_name == "replay_too_large") {
+        run_replay_too_large(cl, n);
     }
     std::fflush(stdout);
     std::fprintf(stderr, "trace_app: %s done\n", mode->name);

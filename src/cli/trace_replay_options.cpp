@@ -1,0 +1,42 @@
+#include "cli/trace_replay_options.hpp"
+
+#include <fmt/core.h>
+
+#include <filesystem>
+
+#include "cli/cli_common.hpp"
+#include "core/atomic_file.hpp"
+#include "core/byte_size.hpp"
+
+namespace clprobe {
+
+void add_replay_options(CLI::App* cmd, ReplayOptions& o) {
+    cmd->add_option("--replay", o.replay_kernels,
+                    "Capture kernel launches (one per kernel, its 2nd, with its buffers before and after) so the "
+                    "N kernels with the most device time can be replayed standalone; 0: off (default)")
+        ->check(CLI::Range(0, 1000000));
+    cmd->add_option("--replay-budget", o.budget,
+                    "Bytes of buffer inputs plus outputs each process may capture for --replay (64K, 256M, 1G; "
+                    "default 256M); a kernel past it is recorded as skipped with the reason");
+}
+
+void check_replay_options(ReplayOptions& o) {
+    const auto size = parse_byte_size(o.budget);
+    if (!size) throw UsageError(fmt::format("--replay-budget {}: not a size (64K, 256M, 1G, or bytes)", o.budget));
+    if (*size == 0) throw UsageError(fmt::format("--replay-budget {}: must be more than 0", o.budget));
+    o.budget_bytes = *size;
+}
+
+std::vector<std::string> prepare_replay(ReplayOptions& o, const std::string& records_dir) {
+    if (!o.enabled()) return {};
+    o.dir = records_dir + "/replay";
+    std::error_code ec;
+    std::filesystem::remove_all(o.dir, ec);
+    if (ec) throw OutputError(fmt::format("--replay: cannot clear {}: {}", o.dir, ec.message()));
+    if (!std::filesystem::create_directory(o.dir, ec) || ec)
+        throw OutputError(
+            fmt::format("--replay: cannot create {}: {}", o.dir, ec ? ec.message() : std::string("unknown error")));
+    return {"CLPROBE_REPLAY_DIR=" + o.dir, fmt::format("CLPROBE_REPLAY_BUDGET={}", o.budget_bytes)};
+}
+
+}  // namespace clprobe

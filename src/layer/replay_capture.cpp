@@ -1,0 +1,480 @@
+#include "layer/replay_capture.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "layer/replay_format.hpp"
+
+namespace clprobe::layer {
+
+std::atomic<bool> g_replay_enabled{false};
+
+using replay::ArgKind;
+
+struct ReplayCapture {
+    replay::CaptureRecord record;
+    cl_command_queue queue = nullptr;
+    cl_kernel kernel = nullptr;
+    std::pair<cl_program, std::string> key;
+    std::string program_bytes;
+    std::vector<cl_mem> mems;  // per record.args entry: the buffer, or null
+    std::vector<std::vector<uint8_t>> inputs, outputs;
+    uint64_t charged = 0;
+};
+
+namespace {
+
+struct ArgValue {
+    ArgKind kind = ArgKind::scalar;
+    uint64_t size = 0;
+    std::vector<uint8_t> bytes;  // scalar
+    cl_mem mem = nullptr;        // buffer
+};
+
+struct KernelEntry {
+    cl_program program = nullptr;
+    std::string name;
+    std::map<cl_uint, ArgValue> args;
+};
+
+struct ProgramEntry {
+    std::string origin;  // source, il, binary, builtin, link
+    std::string bytes;
+    std::string options;
+};
+
+using KernelKey = std::pair<cl_program, std::string>;
+
+struct State {
+    std::mutex mu;  // guards everything below; never held across a driver call
+    std::string dir;
+    uint64_t at = 2;
+    replay::CaptureBudget budget;
+    std::unordered_map<cl_program, ProgramEntry> programs;
+    std::unordered_map<cl_kernel, KernelEntry> kernels;
+    std::map<KernelKey, uint64_t> launches;  // per kernel name and program: launches seen
+    std::set<KernelKey> claimed;             // captured, skipped, or being captured
+    uint64_t next_folder = 0;
+    // Held from a capture's first wait to its last read: one capture at a time, so two threads'
+    // captures never wait on each other's queues half-way.
+    std::mutex capture_mu;
+};
+
+State* g_state = nullptr;  // made at init, never freed (the program may call OpenCL from its exit)
+
+std::string info_text(cl_device_id d, cl_device_info what) {
+    size_t size = 0;
+    if (next.clGetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+    std::string s(size, '\0');
+    if (next.clGetDeviceInfo(d, what, size, s.data(), nullptr) != CL_SUCCESS) return {};
+    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+    return s;
+}
+
+replay::DeviceText device_text(cl_command_queue q) {
+    replay::DeviceText out;
+    cl_device_id d = nullptr;
+    if (next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, nullptr) != CL_SUCCESS || !d) return out;
+    out.name = info_text(d, CL_DEVICE_NAME);
+    out.vendor = info_text(d, CL_DEVICE_VENDOR);
+    out.driver_version = info_text(d, CL_DRIVER_VERSION);
+    cl_platform_id platform = nullptr;
+    size_t size = 0;
+    if (next.clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) == CL_SUCCESS && platform &&
+        next.clGetPlatformInfo(platform, CL_PLATFORM_NAME, 0, nullptr, &size) == CL_SUCCESS && size) {
+        out.platform.assign(size, '\0');
+        if (next.clGetPlatformInfo(platform, CL_PLATFORM_NAME, size, out.platform.data(), nullptr) != CL_SUCCESS)
+            out.platform.clear();
+        out.platform.resize(out.platform.find('\0') == std::string::npos ? out.platform.size()
+                                                                         : out.platform.find('\0'));
+    }
+    return out;
+}
+
+bool write_all(const std::string& path, const void* data, size_t n) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return false;
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            ::close(fd);
+            return false;
+        }
+        p += w;
+        n -= static_cast<size_t>(w);
+    }
+    return ::close(fd) == 0;
+}
+
+// A new <dir>/<pid>-<n>/, or "" when none can be made.
+std::string new_folder() {
+    const std::string pid = std::to_string(static_cast<long long>(::getpid()));
+    for (int tries = 0; tries < 1000; ++tries) {
+        uint64_t n;
+        {
+            std::lock_guard lock(g_state->mu);
+            n = g_state->next_folder++;
+        }
+        std::string path = g_state->dir + "/" + pid + "-" + std::to_string(n);
+        if (::mkdir(path.c_str(), 0755) == 0) return path;
+        if (errno != EEXIST) return {};
+    }
+    return {};
+}
+
+// The data files, then capture.json written as capture.json.tmp and renamed: a folder without
+// capture.json is one a reader ignores. False when any write failed.
+bool write_capture(const ReplayCapture& c) {
+    const std::string folder = new_folder();
+    if (folder.empty()) return false;
+    const replay::CaptureRecord& r = c.record;
+    if (!r.skipped) {
+        if (!write_all(folder + "/" + replay::program_file(r.origin), c.program_bytes.data(), c.program_bytes.size()))
+            return false;
+        for (size_t i = 0; i < r.args.size(); ++i) {
+            if (r.args[i].kind != ArgKind::buffer) continue;
+            if (!write_all(folder + "/" + replay::data_file(r.args[i].index, false), c.inputs[i].data(),
+                           c.inputs[i].size()) ||
+                !write_all(folder + "/" + replay::data_file(r.args[i].index, true), c.outputs[i].data(),
+                           c.outputs[i].size()))
+                return false;
+        }
+    }
+    const std::string text = replay::capture_json(r);
+    const std::string tmp = folder + "/capture.json.tmp";
+    if (!write_all(tmp, text.data(), text.size())) return false;
+    return ::rename(tmp.c_str(), (folder + "/capture.json").c_str()) == 0;
+}
+
+std::optional<std::string> program_reason(const ProgramEntry* p) {
+    if (!p) return std::string("program not seen created");
+    if (p->origin == "builtin") return std::string("program built from built-in kernels");
+    if (p->origin == "link") return std::string("program linked from separately compiled programs");
+    if (p->origin == "source") return replay::source_skip_reason(p->bytes);
+    return std::nullopt;
+}
+
+// What the driver says of argument `i` where it says anything (kernel argument info is optional
+// unless the program was built with -cl-kernel-arg-info): the kind it forces, if any.
+std::optional<ArgKind> declared_kind(cl_kernel k, cl_uint i, ArgKind set_as) {
+    if (!next.clGetKernelArgInfo) return std::nullopt;
+    char type[256] = {};
+    if (next.clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type - 1, type, nullptr) == CL_SUCCESS)
+        if (auto kind = replay::kind_from_type_name(type)) return kind;
+    cl_kernel_arg_address_qualifier q = 0;
+    if (set_as != ArgKind::buffer &&
+        next.clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr) == CL_SUCCESS &&
+        (q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT))
+        return ArgKind::unknown;  // a pointer argument set to something that is not a buffer the layer saw
+    return std::nullopt;
+}
+
+// The buffer a sub-buffer was made from, else the buffer itself.
+cl_mem memory_root(cl_mem m) {
+    cl_mem parent = nullptr;
+    if (next.clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, nullptr) == CL_SUCCESS &&
+        parent)
+        return parent;
+    return m;
+}
+
+// Fills the record's arguments from what the kernel was set to; the reason it cannot be
+// captured, if any.
+std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint, ArgValue>& set) {
+    cl_uint count = 0;
+    if (next.clGetKernelInfo(c.kernel, CL_KERNEL_NUM_ARGS, sizeof count, &count, nullptr) != CL_SUCCESS)
+        return std::string("the kernel's argument count is unreadable");
+    for (cl_uint i = 0; i < count; ++i) {
+        const auto it = set.find(i);
+        if (it == set.end()) return "argument " + std::to_string(i) + " was not set through clSetKernelArg";
+        const ArgValue& v = it->second;
+        replay::CaptureArg a;
+        a.index = i;
+        a.kind = v.kind;
+        if (const auto declared = declared_kind(c.kernel, i, v.kind)) a.kind = *declared;
+        if (a.kind == ArgKind::buffer) {
+            cl_mem_object_type type = 0;
+            if (next.clGetMemObjectInfo(v.mem, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS)
+                return "buffer argument " + std::to_string(i) + " is no longer a valid memory object";
+            if (type == CL_MEM_OBJECT_PIPE)
+                a.kind = ArgKind::pipe;
+            else if (type != CL_MEM_OBJECT_BUFFER)
+                a.kind = ArgKind::image;
+        }
+        if (const auto reason = replay::arg_skip_reason(a.kind, i)) return reason;
+        cl_mem mem = nullptr;
+        if (a.kind == ArgKind::buffer) {
+            cl_mem_flags flags = 0;
+            size_t size = 0;
+            next.clGetMemObjectInfo(v.mem, CL_MEM_FLAGS, sizeof flags, &flags, nullptr);
+            next.clGetMemObjectInfo(v.mem, CL_MEM_SIZE, sizeof size, &size, nullptr);
+            // The layer reads buffers from the host: one the host may not read is not captured.
+            if (flags & CL_MEM_HOST_NO_ACCESS)
+                return "buffer argument " + std::to_string(i) + " created with CL_MEM_HOST_NO_ACCESS";
+            if (flags & CL_MEM_HOST_WRITE_ONLY)
+                return "buffer argument " + std::to_string(i) + " created with CL_MEM_HOST_WRITE_ONLY";
+            // Two arguments on one buffer (the same one, or sub-buffers of one parent) would become
+            // two separate buffers in a replay: not the same launch.
+            const cl_mem root = memory_root(v.mem);
+            for (size_t j = 0; j < c.mems.size(); ++j)
+                if (c.mems[j] && memory_root(c.mems[j]) == root)
+                    return "buffer argument " + std::to_string(i) + " shares its memory with argument " +
+                           std::to_string(c.record.args[j].index);
+            a.size = size;
+            a.flags = flags;
+            mem = v.mem;
+        } else if (a.kind == ArgKind::local) {
+            a.size = v.size;
+        } else {
+            a.size = v.bytes.size();
+            a.bytes = v.bytes;
+        }
+        c.record.args.push_back(std::move(a));
+        c.mems.push_back(mem);
+    }
+    return std::nullopt;
+}
+
+// Reads every buffer argument into `into` (blocking, through the driver: no record).
+std::optional<std::string> read_buffers(ReplayCapture& c, std::vector<std::vector<uint8_t>>& into) {
+    into.assign(c.record.args.size(), {});
+    for (size_t i = 0; i < c.record.args.size(); ++i) {
+        if (!c.mems[i]) continue;
+        into[i].resize(c.record.args[i].size);
+        const cl_int rc = next.clEnqueueReadBuffer(c.queue, c.mems[i], CL_TRUE, 0, into[i].size(), into[i].data(), 0,
+                                                   nullptr, nullptr);
+        if (rc != CL_SUCCESS)
+            return "reading buffer argument " + std::to_string(c.record.args[i].index) + " failed (OpenCL error " +
+                   std::to_string(rc) + ")";
+    }
+    return std::nullopt;
+}
+
+// A capture that will not be written with data: its reason, alone.
+void write_skipped(ReplayCapture* c, std::string reason) {
+    c->record.skipped = std::move(reason);
+    c->record.args.clear();
+    write_capture(*c);
+    delete c;
+}
+
+void release_claim(const KernelKey& key) {
+    std::lock_guard lock(g_state->mu);
+    g_state->claimed.erase(key);
+}
+
+// Whether a command the launch waits on is a user event not yet set: waiting for it here would
+// wait for the program, which is inside this call.
+bool waits_on_user_event(const NdRange& l) {
+    for (cl_uint i = 0; i < l.nwait && l.wait; ++i) {
+        cl_command_type type = 0;
+        cl_int status = CL_COMPLETE;
+        if (next.clGetEventInfo(l.wait[i], CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr) == CL_SUCCESS &&
+            type == CL_COMMAND_USER &&
+            next.clGetEventInfo(l.wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
+                CL_SUCCESS &&
+            status != CL_COMPLETE)
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+void init_replay_capture() {
+    const char* dir = std::getenv("CLPROBE_REPLAY_DIR");
+    if (!dir || !*dir) return;
+    g_state = new State;
+    g_state->dir = dir;
+    ::mkdir(dir, 0755);  // clprobe made it; a layer run by hand makes it here
+    if (const char* b = std::getenv("CLPROBE_REPLAY_BUDGET"); b && *b)
+        g_state->budget = replay::CaptureBudget(std::strtoull(b, nullptr, 10));
+    if (const char* at = std::getenv("CLPROBE_REPLAY_AT"); at && *at)
+        g_state->at = std::max<uint64_t>(1, std::strtoull(at, nullptr, 10));
+    g_replay_enabled.store(true);
+}
+
+void reset_replay_after_fork() {
+    if (!g_state) return;
+    new (&g_state->mu) std::mutex;
+    new (&g_state->capture_mu) std::mutex;
+    g_state->next_folder = 0;  // a new pid names the child's folders
+}
+
+void replay_note_program(cl_program p, const char* origin, std::string bytes) {
+    if (!p || !g_state) return;
+    std::lock_guard lock(g_state->mu);
+    g_state->programs[p] = ProgramEntry{origin, std::move(bytes), {}};
+}
+
+void replay_note_build(cl_program p, const char* options) {
+    if (!p || !g_state) return;
+    std::lock_guard lock(g_state->mu);
+    const auto it = g_state->programs.find(p);
+    if (it != g_state->programs.end()) it->second.options = options ? options : "";
+}
+
+void replay_note_kernel(cl_kernel k, cl_program p, std::string_view name, cl_kernel cloned_from) {
+    if (!k || !g_state) return;
+    std::lock_guard lock(g_state->mu);
+    KernelEntry entry{p, std::string(name), {}};
+    if (cloned_from) {
+        const auto it = g_state->kernels.find(cloned_from);
+        if (it != g_state->kernels.end()) entry.args = it->second.args;  // a clone keeps the arguments set so far
+    }
+    g_state->kernels[k] = std::move(entry);
+}
+
+void replay_note_arg(cl_kernel k, cl_uint index, size_t size, const void* value, bool known_mem) {
+    if (!g_state) return;
+    ArgValue v;
+    v.kind = replay::classify_arg(size, value == nullptr, known_mem);
+    v.size = size;
+    if (v.kind == ArgKind::buffer)
+        std::memcpy(&v.mem, value, sizeof v.mem);
+    else if (v.kind == ArgKind::scalar && value)
+        v.bytes.assign(static_cast<const uint8_t*>(value), static_cast<const uint8_t*>(value) + size);
+    std::lock_guard lock(g_state->mu);
+    const auto it = g_state->kernels.find(k);
+    if (it != g_state->kernels.end()) it->second.args[index] = std::move(v);
+}
+
+void replay_note_svm_arg(cl_kernel k, cl_uint index) {
+    if (!g_state) return;
+    std::lock_guard lock(g_state->mu);
+    const auto it = g_state->kernels.find(k);
+    if (it != g_state->kernels.end()) it->second.args[index] = ArgValue{ArgKind::svm, 0, {}, nullptr};
+}
+
+ReplayCapture* replay_begin(const NdRange& l) {
+    if (!g_state || !l.global || l.dims < 1 || l.dims > 3) return nullptr;
+    KernelKey key;
+    uint64_t ordinal = 0;
+    {
+        std::lock_guard lock(g_state->mu);
+        const auto it = g_state->kernels.find(l.kernel);
+        if (it == g_state->kernels.end()) return nullptr;
+        key = {it->second.program, it->second.name};
+        if (g_state->claimed.count(key)) return nullptr;
+        ordinal = ++g_state->launches[key];
+        if (ordinal < g_state->at) return nullptr;
+    }
+    // A launch held back by a user event is left alone; the kernel's next launch is captured.
+    if (waits_on_user_event(l)) return nullptr;
+    auto* c = new ReplayCapture;
+    std::map<cl_uint, ArgValue> args;
+    std::optional<std::string> reason;
+    {
+        std::lock_guard lock(g_state->mu);
+        if (!g_state->claimed.insert(key).second) {  // another thread took it meanwhile
+            delete c;
+            return nullptr;
+        }
+        const auto k = g_state->kernels.find(l.kernel);
+        if (k != g_state->kernels.end()) args = k->second.args;
+        const auto p = g_state->programs.find(key.first);
+        const ProgramEntry* program = p == g_state->programs.end() ? nullptr : &p->second;
+        reason = program_reason(program);
+        if (program) {
+            c->record.origin = program->origin;
+            c->record.options = program->options;
+            if (!reason) c->program_bytes = program->bytes;
+        }
+    }
+    c->queue = l.queue;
+    c->kernel = l.kernel;
+    c->key = key;
+    replay::CaptureRecord& r = c->record;
+    r.pid = static_cast<uint64_t>(::getpid());
+    r.kernel = key.second;
+    r.launch_ordinal = ordinal;
+    r.device = device_text(l.queue);
+    r.work_dim = l.dims;
+    for (cl_uint i = 0; i < l.dims; ++i)
+        r.global_size[i] = l.global[i];
+    if (l.offset) {
+        r.global_offset.emplace();
+        for (cl_uint i = 0; i < l.dims; ++i)
+            (*r.global_offset)[i] = l.offset[i];
+    }
+    if (l.local) {
+        r.local_size.emplace();
+        for (cl_uint i = 0; i < l.dims; ++i)
+            (*r.local_size)[i] = l.local[i];
+    }
+    if (!reason) reason = collect_args(*c, args);
+    if (!reason) {
+        uint64_t bytes = 0;
+        for (const auto& a : r.args)
+            if (a.kind == ArgKind::buffer) bytes += 2 * a.size;  // its input and its output
+        std::lock_guard lock(g_state->mu);
+        reason = g_state->budget.charge(bytes);
+        if (!reason) c->charged = bytes;
+    }
+    if (reason) {
+        write_skipped(c, std::move(*reason));
+        return nullptr;
+    }
+    g_state->capture_mu.lock();
+    // The inputs as the launch will see them: after what it waits on and what is queued before it.
+    if (l.nwait && l.wait) next.clWaitForEvents(l.nwait, l.wait);
+    next.clFinish(l.queue);
+    if (auto failed = read_buffers(*c, c->inputs)) {
+        g_state->capture_mu.unlock();
+        {
+            std::lock_guard lock(g_state->mu);
+            g_state->budget.refund(c->charged);
+        }
+        write_skipped(c, std::move(*failed));
+        return nullptr;
+    }
+    return c;
+}
+
+void replay_end(ReplayCapture* c, cl_int status, cl_event event) {
+    auto refund = [c] {
+        std::lock_guard lock(g_state->mu);
+        g_state->budget.refund(c->charged);
+    };
+    if (status != CL_SUCCESS) {
+        // The launch failed (the program sees its error as ever): the kernel's next launch is tried.
+        g_state->capture_mu.unlock();
+        refund();
+        release_claim(c->key);
+        delete c;
+        return;
+    }
+    next.clFinish(c->queue);
+    cl_ulong start = 0, end = 0;
+    if (event &&
+        next.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) == CL_SUCCESS &&
+        next.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) == CL_SUCCESS &&
+        end >= start && end > 0)
+        c->record.traced_ns = end - start;
+    const auto failed = read_buffers(*c, c->outputs);
+    g_state->capture_mu.unlock();
+    if (failed) {
+        refund();
+        write_skipped(c, *failed);
+        return;
+    }
+    if (!write_capture(*c)) refund();
+    delete c;
+}
+
+}  // namespace clprobe::layer

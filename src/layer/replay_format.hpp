@@ -1,0 +1,94 @@
+#pragma once
+// The pure part of capturing kernel launches for replay (`clprobe trace --replay N`; docs/trace.md,
+// "Capture for replay"): how a clSetKernelArg value is classified, the per-process byte budget,
+// the reasons a kernel is skipped, and the text of capture.json (format clprobe.replay.v1, the
+// contract with clprobe's replay). No OpenCL calls here, so the unit tests check it directly;
+// replay_capture.cpp does the driver work.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace clprobe::layer::replay {
+
+inline constexpr const char* format_id = "clprobe.replay.v1";
+
+// What an argument was set to. `buffer` is what clSetKernelArg can tell (a cl_mem the layer saw
+// created); at capture the memory object's type may turn it into an image or a pipe.
+enum class ArgKind : uint8_t { buffer, local, scalar, svm, image, sampler, pipe, unknown };
+
+// clSetKernelArg(kernel, index, size, value): a NULL value with a size is local memory; a value
+// holding a cl_mem the layer saw created is a buffer; anything else is a scalar's bytes.
+ArgKind classify_arg(size_t size, bool value_is_null, bool value_is_known_mem);
+
+// A kernel argument's type name (clGetKernelArgInfo CL_KERNEL_ARG_TYPE_NAME, where the driver
+// gives it): the kind it forces, or nullopt when the name says nothing the layer cannot replay.
+std::optional<ArgKind> kind_from_type_name(std::string_view type_name);
+
+// The one-line reason a kernel with this argument is not captured, or nullopt when it can be.
+std::optional<std::string> arg_skip_reason(ArgKind kind, uint32_t index);
+
+// A program's source that a standalone launch cannot reproduce: printf (its output would go to
+// clprobe's stdout) or device-side enqueue. Program-wide: the layer does not parse which kernel
+// calls what, so every kernel of such a program is skipped.
+std::optional<std::string> source_skip_reason(std::string_view source);
+
+// "600.0 MiB"
+std::string mib_text(uint64_t bytes);
+
+// The per-process bound on the bytes kept (inputs plus outputs of the captured buffers).
+class CaptureBudget {
+  public:
+    explicit CaptureBudget(uint64_t total = 256ull << 20) : total_(total) {}
+    // Takes `bytes` from what is left, or returns the reason it does not fit (nothing taken).
+    std::optional<std::string> charge(uint64_t bytes);
+    // Gives back bytes charged for a capture that was not written.
+    void refund(uint64_t bytes) { used_ -= bytes > used_ ? used_ : bytes; }
+    uint64_t left() const { return total_ - used_; }
+    uint64_t total() const { return total_; }
+
+  private:
+    uint64_t total_ = 0;
+    uint64_t used_ = 0;
+};
+
+struct CaptureArg {
+    uint32_t index = 0;
+    ArgKind kind = ArgKind::scalar;
+    uint64_t size = 0;           // buffer: its bytes; local: the local size; scalar: the value's bytes
+    uint64_t flags = 0;          // buffer: cl_mem_flags as created
+    std::vector<uint8_t> bytes;  // scalar: the value
+};
+
+struct DeviceText {
+    std::string name, vendor, platform, driver_version;
+};
+
+struct CaptureRecord {
+    uint64_t pid = 0;
+    std::string kernel;
+    uint64_t launch_ordinal = 0;
+    DeviceText device;
+    std::string origin;  // "source" | "il" | "binary" (empty: unknown, only in a skipped capture)
+    std::string options;
+    uint32_t work_dim = 1;
+    std::optional<std::array<uint64_t, 3>> global_offset;
+    std::array<uint64_t, 3> global_size{};
+    std::optional<std::array<uint64_t, 3>> local_size;
+    std::vector<CaptureArg> args;
+    std::optional<uint64_t> traced_ns;
+    std::optional<std::string> skipped;
+};
+
+// The program file of an origin: program.cl, program.spv, program.bin ("" for an unknown origin).
+std::string program_file(std::string_view origin);
+// "arg3.in" / "arg3.out"
+std::string data_file(uint32_t index, bool output);
+
+std::string json_escape(std::string_view text);
+// capture.json's text, one object and a newline.
+std::string capture_json(const CaptureRecord& r);
+
+}  // namespace clprobe::layer::replay

@@ -1,0 +1,172 @@
+"""clprobe trace --replay N: the layer's capture of kernel launches for replay (docs/trace.md,
+"Capture for replay"; format clprobe.replay.v1). The trace app's replay_* modes are deterministic:
+their inputs are exact small floats, so the bytes a capture must hold are computed here, and the
+program's own checksum (FNV-1a 64 over the result's 32-bit words) ties a capture's output to what
+the program read back. Each traced run's stdout and exit code must equal the untraced run's."""
+import json
+import os
+import struct
+import subprocess
+
+from clitest import BINARY, expect, main, run, temp_dir
+
+PROGRAMS = os.path.join(os.path.dirname(BINARY), "tests", "trace_programs")
+APP = os.path.join(PROGRAMS, "clprobe_trace_app")
+WORK = temp_dir()
+CL_MEM_READ_WRITE = 1
+
+
+def untraced(mode):
+    p = subprocess.run([APP, mode], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout
+
+
+def traced(mode, name, *options):
+    records = os.path.join(WORK, name)
+    r = run("trace", "--no-ceilings", "--quiet", "--records", records, *options, "--", APP, mode, timeout=300)
+    return r, records
+
+
+def captures(records):
+    """{kernel name: (folder, capture.json)} of the complete captures."""
+    out = {}
+    root = os.path.join(records, "replay")
+    for folder in sorted(os.listdir(root)):
+        path = os.path.join(root, folder, "capture.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                c = json.load(f)
+            expect(c["kernel"] not in out, f"two captures of {c['kernel']}")
+            out[c["kernel"]] = (os.path.join(root, folder), c)
+    return out
+
+
+def floats(values):
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def fnv_words(data, h=14695981039346656037):
+    for (w,) in struct.iter_unpack("<I", data):
+        h = ((h ^ w) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def printed_checksum(stdout):
+    return int(next(line for line in stdout.splitlines() if line.startswith("checksum ")).split()[1], 16)
+
+
+def data(folder, name):
+    with open(os.path.join(folder, name), "rb") as f:
+        return f.read()
+
+
+def check_capture(folder, c, kernel, sizes, options="-cl-std=CL1.2"):
+    """The fields every complete capture of the trace app has; `sizes`: the buffer arguments' bytes."""
+    expect(c["format"] == "clprobe.replay.v1", f"format {c['format']}")
+    expect(c["kernel"] == kernel and c["skipped"] is None, f"capture of {kernel}: {c}")
+    expect(c["launch_ordinal"] == 2, f"the 2nd launch is the one captured, not {c['launch_ordinal']}")
+    expect(c["pid"] > 0 and os.path.basename(folder).startswith(f"{c['pid']}-"), f"folder {folder} of pid {c['pid']}")
+    expect(c["program"]["origin"] == "source" and c["program"]["file"] == "program.cl", f"program {c['program']}")
+    expect(c["program"]["options"] == options, f"build options {c['program']['options']!r}")
+    with open(os.path.join(folder, "program.cl")) as f:
+        expect(f"__kernel void {kernel}(" in f.read(), "program.cl is not the program's source")
+    expect(c["device"]["name"] and c["device"]["platform"], f"device {c['device']}")
+    expect(isinstance(c["traced_ns"], int) and c["traced_ns"] > 0, f"traced_ns {c['traced_ns']}")
+    buffers = [a for a in c["args"] if a["kind"] == "buffer"]
+    expect([a["size"] for a in buffers] == sizes, f"buffer sizes {[a['size'] for a in buffers]}, want {sizes}")
+    for a in buffers:
+        expect(a["flags"] == CL_MEM_READ_WRITE, f"arg {a['index']} flags {a['flags']}")
+        for key in ("input", "output"):
+            expect(a[key] == f"arg{a['index']}.{'in' if key == 'input' else 'out'}", f"file name {a[key]}")
+            expect(os.path.getsize(os.path.join(folder, a[key])) == a["size"], f"{a[key]} is not {a['size']} bytes")
+    expect([a["index"] for a in c["args"]] == list(range(len(c["args"]))), f"args {c['args']}")
+
+
+def check_unchanged(mode, r):
+    rc, stdout = untraced(mode)
+    expect(rc == 0, f"{mode} untraced exit code {rc}")
+    expect(r.rc == 0, f"{mode} traced with --replay: exit code", r)
+    expect(r.stdout == stdout, f"{mode}: capture changed the program's stdout\n{stdout}", r)
+
+
+def test_poor_local_saxpy_captured_at_its_second_launch():
+    r, records = traced("replay_poor_local", "poor_local", "--replay", "4")
+    check_unchanged("replay_poor_local", r)
+    got = captures(records)
+    expect(list(got) == ["replay_saxpy"], f"captures {list(got)}")
+    folder, c = got["replay_saxpy"]
+    n = 16384
+    check_capture(folder, c, "replay_saxpy", [4 * n, 4 * n])
+    expect(c["work_dim"] == 1 and c["global_size"] == [n] and c["local_size"] == [2], f"sizes {c}")
+    expect(c["global_offset"] is None, "no offset was given")
+    expect(c["args"][2] == {"index": 2, "kind": "scalar", "bytes_hex": struct.pack("<f", 2.0).hex()}, c["args"][2])
+    x = floats([i * 0.5 for i in range(n)])
+    expect(data(folder, "arg0.in") == x and data(folder, "arg0.out") == x, "x is not what the program uploaded")
+    # y starts at 1 and each launch adds 2 * x = i: before the 2nd launch 1 + i, after it 1 + 2i.
+    expect(data(folder, "arg1.in") == floats([1 + i for i in range(n)]), "y before the 2nd launch")
+    expect(data(folder, "arg1.out") == floats([1 + 2 * i for i in range(n)]), "y after the 2nd launch")
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def test_fast_math_inputs_and_outputs():
+    r, records = traced("replay_fast_math", "fast_math", "--replay", "4")
+    check_unchanged("replay_fast_math", r)
+    folder, c = captures(records)["replay_rounding"]
+    n = 1024
+    check_capture(folder, c, "replay_rounding", [4 * n, 4 * n])
+    values = [(i % 64) * 0.25 for i in range(n)]
+    expect(data(folder, "arg0.in") == floats(values), "the input is not what the program uploaded")
+    # (v + 2^24) - 2^24 in float: v rounded to a multiple of 2 (ties to even).
+    want_out = floats([f32(f32(v + 2.0**24) - 2.0**24) for v in values])
+    # Launch 1 wrote the same output, so launch 2 finds it and leaves it.
+    expect(data(folder, "arg1.in") == want_out and data(folder, "arg1.out") == want_out, "outputs")
+    expect(fnv_words(data(folder, "arg1.out")) == printed_checksum(r.stdout), "out is not what the program read")
+
+
+def test_build_options_chain():
+    r, records = traced("replay_build_options", "build_options", "--replay", "4")
+    check_unchanged("replay_build_options", r)
+    folder, c = captures(records)["replay_mad_chain"]
+    n = 4096
+    check_capture(folder, c, "replay_mad_chain", [4 * n, 4 * n])
+    expect(c["args"][2]["bytes_hex"] == struct.pack("<I", 2000).hex(), f"steps argument {c['args'][2]}")
+    expect(data(folder, "arg0.in") == floats([(i % 100) * 0.25 for i in range(n)]), "chain input")
+    # Every launch computes the same output from the same input: the capture's is what was read back.
+    expect(fnv_words(data(folder, "arg1.out")) == printed_checksum(r.stdout), "out is not what the program read")
+
+
+def test_too_large_skipped_with_the_budget_reason():
+    r, records = traced("replay_too_large", "too_large", "--replay", "4", "--replay-budget", "1M")
+    check_unchanged("replay_too_large", r)
+    got = captures(records)
+    expect(set(got) == {"replay_saxpy", "replay_rounding"}, f"captures {list(got)}")
+    folder, big = got["replay_saxpy"]
+    expect(big["skipped"] == "inputs and outputs 16.0 MiB exceed the capture budget (1.0 MiB left of 1.0 MiB)",
+           f"skipped: {big['skipped']}")
+    expect(sorted(os.listdir(folder)) == ["capture.json"], f"a skipped capture keeps data: {os.listdir(folder)}")
+    small_folder, small = got["replay_rounding"]
+    check_capture(small_folder, small, "replay_rounding", [4096, 4096])
+
+
+def test_off_by_default_and_bad_values_exit_2():
+    r, records = traced("replay_fast_math", "off")
+    expect(r.rc == 0, "trace without --replay", r)
+    expect(not os.path.exists(os.path.join(records, "replay")), "a replay folder without --replay")
+    for option, value in (("--replay", "-1"), ("--replay", "many"), ("--replay-budget", "12Q"),
+                          ("--replay-budget", "0"), ("--replay-budget", "")):
+        bad = os.path.join(WORK, "bad")
+        r = run("trace", "--no-ceilings", "--records", bad, "--replay", "2", option, value, "--", APP,
+                "replay_fast_math")
+        expect(r.rc == 2, f"{option} {value!r}: exit code", r)
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        expect(len(lines) == 1 and option in lines[0], f"{option} {value!r}: not one line naming the option", r)
+        expect("mode replay_fast_math" not in r.stdout, f"{option} {value!r}: the program ran", r)
+
+
+if __name__ == "__main__":
+    main([test_poor_local_saxpy_captured_at_its_second_launch, test_fast_math_inputs_and_outputs,
+          test_build_options_chain, test_too_large_skipped_with_the_budget_reason,
+          test_off_by_default_and_bad_values_exit_2])
