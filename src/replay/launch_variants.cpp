@@ -26,17 +26,17 @@ bool fits(const Range& local, unsigned work_dim, const Range& global, const Grou
     return total <= limits.max_group;
 }
 
-// The most balanced split of `total` (a power of two times the multiple) over `work_dim`
-// dimensions: x keeps the multiple and the odd factor, the powers of two are dealt out from y.
+// The most balanced split of `total` (the multiple times a power of two) over `work_dim`
+// dimensions: x starts with the multiple, then each factor of two goes to the smallest dimension
+// (the first of equals), so 64 with a multiple of 4 becomes 8x8, and 16 becomes 4x4.
 Range balanced(std::uint64_t total, std::uint64_t multiple, unsigned work_dim) {
     Range r{1, 1, 1};
     r[0] = multiple;
-    std::uint64_t rest = total / multiple;
-    unsigned d = work_dim > 1 ? 1 : 0;
-    while (rest > 1) {
-        r[d] *= 2;
-        rest /= 2;
-        d = (d + 1) % work_dim;
+    for (std::uint64_t rest = total / multiple; rest > 1; rest /= 2) {
+        unsigned smallest = 0;
+        for (unsigned d = 1; d < work_dim; ++d)
+            if (r[d] < r[smallest]) smallest = d;
+        r[smallest] *= 2;
     }
     return r;
 }

@@ -2,6 +2,7 @@
 // and the rules that turn measured variants into ranked findings.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -70,10 +71,14 @@ TEST_CASE("replay variants: 1-D local sizes are NULL and the multiple's powers o
 TEST_CASE("replay variants: 2-D shapes along x and balanced", "[replay]") {
     GroupLimits limits{64, 4, {64, 64, 64}};
     CHECK(labels(local_size_variants(2, {64, 64, 1}, std::nullopt, limits)) ==
-          std::vector<std::string>{"4x1", "4x2", "8x1", "4x4", "16x1", "8x4", "32x1", "8x8", "64x1"});
+          std::vector<std::string>{"4x1", "8x1", "4x2", "16x1", "4x4", "32x1", "8x4", "64x1", "8x8"});
     // y of global size 1: only shapes of height 1.
     CHECK(labels(local_size_variants(2, {64, 1, 1}, Range{4, 1, 1}, limits)) ==
           std::vector<std::string>{"NULL (driver's choice)", "8x1", "16x1", "32x1", "64x1"});
+    // 3-D: the balanced shapes deal factors of two to y and z too.
+    const auto three = labels(local_size_variants(3, {16, 16, 16}, std::nullopt, GroupLimits{64, 4, {64, 64, 64}}));
+    CHECK(std::find(three.begin(), three.end(), "4x4x4") != three.end());
+    CHECK(std::find(three.begin(), three.end(), "32x1x1") == three.end());  // 32 does not divide 16
 }
 
 TEST_CASE("replay variants: build options leave out those already given", "[replay]") {
