@@ -82,13 +82,20 @@ class Replayer {
         result.status = ReplayStatus::replayed;
         result.bandwidth = bandwidth(buffers, *ref.summary);
 
-        GroupLimits limits;
-        limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
-        limits.preferred_multiple = kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
-        const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
-        for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
-            limits.max_item_sizes[d] = items[d];
-        for (const auto& v : local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits)) {
+        std::vector<LocalSizeVariant> local_sizes;
+        try {
+            GroupLimits limits;
+            limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
+            limits.preferred_multiple = kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
+            const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+            for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
+                limits.max_item_sizes[d] = items[d];
+            local_sizes = local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits);
+        } catch (const cl::Error& e) {
+            // Without the limits no local size can be chosen safely; the other what-ifs still run.
+            progress(std::string("no local-size variants: ") + to_cl_error(e).what());
+        }
+        for (const auto& v : local_sizes) {
             progress("local size " + v.label);
             VariantResult r = launch(kernel, buffers, v.local, VariantKind::local_size, v.label);
             r.options = c_.options;
