@@ -80,6 +80,27 @@ std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, c
         const auto totals = context.kernels.find(r.kernel);
         if (totals == context.kernels.end()) continue;
         const VariantResult& ref = r.variants[0];
+        if (r.build_ms * 1e6 > totals->second.device_ns) {
+            Finding note;
+            note.id = binary_cache_finding;
+            note.layer = trace_rule::layer;
+            note.severity = Severity::low;
+            note.title = fmt::format(
+                "`{}`: building its program took {:.3g} ms here, more than the kernel's {:.3g} ms of "
+                "traced device time",
+                r.kernel, r.build_ms, totals->second.device_ns * 1e-6);
+            note.evidence.push_back(trace_rule::fact("replay.build.time", r.build_ms, "ms",
+                                                     "host time of the replay's build with the captured options",
+                                                     {{"kernel", r.kernel}}));
+            note.evidence.push_back(trace_rule::fact("trace.kernel.device_time", totals->second.device_ns * 1e-9, "s",
+                                                     fmt::format("{} traced launches", totals->second.launches),
+                                                     {{"kernel", r.kernel}}));
+            note.suggestion =
+                "Cache the built program: clGetProgramInfo(CL_PROGRAM_BINARIES) once, then "
+                "clCreateProgramWithBinary + clBuildProgram on later runs";
+            note.kind = FindingKind::note;
+            out.push_back(std::move(note));
+        }
         for (VariantKind kind : {VariantKind::local_size, VariantKind::build_options, VariantKind::placement}) {
             const VariantResult* best = nullptr;
             double best_ratio = 1;

@@ -12,6 +12,7 @@ namespace clprobe::replay {
 inline constexpr const char* local_size_finding = "trace.replay.local_size";
 inline constexpr const char* build_options_finding = "trace.replay.build_options";
 inline constexpr const char* placement_finding = "trace.replay.placement";
+inline constexpr const char* binary_cache_finding = "trace.replay.binary_cache";
 
 // A variant may be ranked: it ran, its outputs are identical or within tolerance, and it is faster.
 bool rankable(const VariantResult& v);
@@ -26,7 +27,8 @@ std::optional<double> wall_share(const KernelTotals& totals, double ratio, std::
 // One finding per kind of variant (the fastest rankable one) for every reliable replay whose
 // kernel has totals in `context`, and whose gain is at least 1% of the wall time. A variant whose
 // samples overlap the reference's is marked uncertain (shown, never ranked). Unreliable or
-// unreproducible replays give nothing.
+// unreproducible replays give nothing. A note (trace.replay.binary_cache, no gain) where building
+// the program here took longer than the kernel's whole traced device time: the build dominates.
 std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, const ReplayContext& context);
 
 }  // namespace clprobe::replay

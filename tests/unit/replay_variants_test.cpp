@@ -172,6 +172,16 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
     CHECK(*findings[1].estimated_gain == Approx(0.08));
     CHECK_THAT(findings[1].title, Catch::Contains("within tolerance"));
 
+    // Building took longer than the kernel's whole device time: a note, no gain.
+    r.build_ms = 500;  // 0.5 s > 0.4 s
+    const auto with_note = replay_findings({r}, ctx);
+    REQUIRE(with_note.size() == 3);
+    CHECK(with_note[0].id == binary_cache_finding);
+    CHECK(with_note[0].kind == FindingKind::note);
+    CHECK_FALSE(with_note[0].estimated_gain);
+    r.build_ms = 100;
+    CHECK(replay_findings({r}, ctx).size() == 2);
+
     // An unreliable replay ranks nothing; nor does one without totals or a wall time.
     r.reliable = false;
     CHECK(replay_findings({r}, ctx).empty());
