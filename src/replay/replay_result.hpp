@@ -94,7 +94,7 @@ std::string_view to_string(OutputCheck c);
 std::string_view to_string(VariantKind k);
 
 // Reliability (docs/replay.md): the as-captured median within max(25%, the traced launches'
-// spread, the replay's own spread) of traced_ns. Sets result.reliable and result.reliability.
+// spread) of traced_ns. Sets result.reliable and result.reliability.
 inline constexpr double min_reliability_band = 0.25;
 void judge_reliability(ReplayResult& result, const std::optional<KernelTotals>& totals);
 

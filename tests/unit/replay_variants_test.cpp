@@ -136,6 +136,10 @@ TEST_CASE("replay reliability: the as-captured median against the traced time", 
     r.variants[0] = variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 1300});
     judge_reliability(r, std::nullopt);
     CHECK_FALSE(r.reliable);  // +30%
+    // One outlier sample (spread 7,600%) does not widen the band.
+    r.variants[0] = variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 100000});
+    judge_reliability(r, std::nullopt);
+    CHECK_FALSE(r.reliable);
     judge_reliability(r, KernelTotals{1e6, 10, 1000, 0.4});
     CHECK(r.reliable);  // the traced launches spread 40%
     r.traced_ns.reset();
