@@ -28,15 +28,11 @@ std::unique_ptr<CliApp> make_cli_app() {
     cli->app.fallthrough();
     add_color_option(cli->app);
     cli->commands = {
-        {"list", add_list_command(cli->app)},
-        {"info", add_info_command(cli->app)},
-        {"diagnose", add_diagnose_command(cli->app)},
-        {"report", add_report_command(cli->app)},
-        {"compare", add_compare_command(cli->app)},
-        {"trace", add_trace_command(cli->app)},
-        {"fleet", add_fleet_command(cli->app)},
-        {"capture", add_capture_command(cli->app)},
-        {"__probe-child", add_probe_child_command(cli->app)},
+        {"list", add_list_command(cli->app)},           {"info", add_info_command(cli->app)},
+        {"diagnose", add_diagnose_command(cli->app)},   {"report", add_report_command(cli->app)},
+        {"compare", add_compare_command(cli->app)},     {"trace", add_trace_command(cli->app)},
+        {"fleet", add_fleet_command(cli->app)},         {"replay", add_replay_command(cli->app)},
+        {"capture", add_capture_command(cli->app)},     {"__probe-child", add_probe_child_command(cli->app)},
         {"__prebuild", add_prebuild_command(cli->app)},
     };
     return cli;
@@ -52,7 +48,7 @@ std::variant<CommandRunner, int> parse_cli(CliApp& cli, int argc, const char* co
         if (!known) {
             fmt::print(stderr,
                        "clprobe: unknown command '{}' (commands: list, info, diagnose, report, compare, trace, fleet, "
-                       "capture)\n",
+                       "capture, replay)\n",
                        word);
             return exit_code::usage;
         }

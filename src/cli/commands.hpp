@@ -16,6 +16,8 @@ CommandRunner add_report_command(CLI::App& app);
 CommandRunner add_compare_command(CLI::App& app);
 CommandRunner add_trace_command(CLI::App& app);
 CommandRunner add_fleet_command(CLI::App& app);
+// `clprobe replay RECORDS_DIR`: captured kernels replayed with measured what-ifs (cli/replay_command.cpp).
+CommandRunner add_replay_command(CLI::App& app);
 // `clprobe capture open|close`: a window of a dormant trace (cli/trace_capture.cpp).
 CommandRunner add_capture_command(CLI::App& app);
 // Hidden: the child side of an isolated probe (runtime/probe_isolation.hpp).

@@ -65,7 +65,7 @@ def test_subcommands_come_from_the_binary():
 
 
 def test_every_subcommands_options_match_its_help():
-    for sub in ("list", "info", "diagnose", "report", "compare", "trace", "fleet"):
+    for sub in ("list", "info", "diagnose", "report", "compare", "trace", "fleet", "replay"):
         got = set(complete(f"{sub} -"))
         want = help_options(sub)
         if sub == "trace":

@@ -215,9 +215,10 @@ _clprobe() {
         [[ $sub == trace ]] && names+="-- "
         mapfile -t COMPREPLY < <(compgen -W "$names" -- "$cur")
     else
-        # Positional arguments: report files for report and compare.
+        # Positional arguments: report files for report and compare; a records folder for replay.
         case $sub in
         report | compare | fleet) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+        replay) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;  # a trace's records folder
         esac
     fi
     # Comma lists continue: no space after a value that may take another; nor after --save's "md=".

@@ -1,0 +1,98 @@
+#include "json/replay_json.hpp"
+
+#include "rules/replay_findings.hpp"
+
+namespace clprobe::replay {
+
+using nlohmann::json;
+
+namespace {
+
+json summary_json(const Summary& s) {
+    return {{"n", s.n}, {"min", s.min}, {"median", s.median}, {"max", s.max}, {"mean", s.mean}, {"cv", s.cv}};
+}
+
+json variant_json(const VariantResult& ref, const VariantResult& v) {
+    json j = {{"kind", to_string(v.kind)},
+              {"label", v.label},
+              {"local_size", v.local_size},
+              {"options", v.options},
+              {"samples_ns", v.samples_ns},
+              {"summary_ns", v.summary ? summary_json(*v.summary) : json(nullptr)},
+              {"outputs", to_string(v.check)},
+              {"ranked_eligible", rankable(v)},
+              {"failure", v.failure.empty() ? json(nullptr) : json(v.failure)}};
+    const auto ratio = time_ratio(ref, v);
+    j["speedup"] = ratio && *ratio > 0 ? json(1 / *ratio) : json(nullptr);
+    if (v.errors)
+        j["errors"] = {{"max_abs", std::isfinite(v.errors->max_abs) ? json(v.errors->max_abs) : json("inf")},
+                       {"max_rel", std::isfinite(v.errors->max_rel) ? json(v.errors->max_rel) : json("inf")},
+                       {"differing", v.errors->differing},
+                       {"where", v.errors->where}};
+    else
+        j["errors"] = nullptr;
+    return j;
+}
+
+json finding_json(const Finding& f) {
+    json evidence = json::array();
+    for (const auto& e : f.evidence)
+        evidence.push_back({{"metric", e.metric},
+                            {"labels", e.labels},
+                            {"value", e.value},
+                            {"unit", e.unit},
+                            {"expectation", e.expectation}});
+    return {{"id", f.id},
+            {"layer", f.layer},
+            {"severity", to_string(f.severity)},
+            {"title", f.title},
+            {"evidence", evidence},
+            {"suggestion", f.suggestion},
+            {"estimated_gain", f.estimated_gain ? json(*f.estimated_gain) : json(nullptr)},
+            {"gain_basis", f.gain_basis},
+            {"uncertain", f.uncertain},
+            {"kind", f.kind == FindingKind::ranked ? "ranked" : "note"},
+            {"rank", f.rank}};
+}
+
+}  // namespace
+
+json replay_result_to_json(const ReplayResult& r) {
+    json variants = json::array();
+    for (const auto& v : r.variants)
+        variants.push_back(variant_json(r.variants[0], v));
+    json j = {{"capture", r.folder},
+              {"kernel", r.kernel},
+              {"pid", r.pid},
+              {"device", r.device},
+              {"status", to_string(r.status)},
+              {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
+              {"traced_ns", r.traced_ns ? json(*r.traced_ns) : json(nullptr)},
+              {"reliable", r.reliable},
+              {"reliability", r.reliability},
+              {"tolerance", r.tolerance},
+              {"build_ms", r.build_ms},
+              {"variants", variants}};
+    if (r.bandwidth)
+        j["bandwidth"] = {{"bytes", r.bandwidth->bytes},
+                          {"kernel_gbps", r.bandwidth->kernel_gbps},
+                          {"copy_gbps", r.bandwidth->copy_gbps},
+                          {"copy_samples_ns", r.bandwidth->copy_samples_ns}};
+    else
+        j["bandwidth"] = nullptr;
+    return j;
+}
+
+json replay_to_json(const std::vector<ReplayResult>& results, const std::vector<Finding>& findings) {
+    json replays = json::array(), found = json::array();
+    for (const auto& r : results)
+        replays.push_back(replay_result_to_json(r));
+    for (const auto& f : findings)
+        found.push_back(finding_json(f));
+    return {{"schema", replay_schema},
+            {"schema_version", replay_schema_version},
+            {"replays", replays},
+            {"findings", found}};
+}
+
+}  // namespace clprobe::replay

@@ -1,0 +1,102 @@
+#include "render/replay_text.hpp"
+
+#include <fmt/core.h>
+
+#include "rules/replay_findings.hpp"
+
+namespace clprobe::replay {
+
+namespace {
+
+std::string ns_text(double ns) {
+    if (ns >= 1e9) return fmt::format("{:.3g} s", ns * 1e-9);
+    if (ns >= 1e6) return fmt::format("{:.3g} ms", ns * 1e-6);
+    if (ns >= 1e3) return fmt::format("{:.3g} us", ns * 1e-3);
+    return fmt::format("{:.0f} ns", ns);
+}
+
+std::string kind_text(VariantKind k) {
+    switch (k) {
+        case VariantKind::as_captured:
+            return "as captured";
+        case VariantKind::local_size:
+            return "local size";
+        case VariantKind::build_options:
+            return "build";
+        case VariantKind::placement:
+            return "placement";
+    }
+    return "?";
+}
+
+std::string outputs_text(const ReplayResult& r, const VariantResult& v) {
+    if (!v.failure.empty()) return "did not run: " + v.failure;
+    switch (v.check) {
+        case OutputCheck::identical:
+            return v.kind == VariantKind::as_captured ? "identical to the captured (reference)" : "identical";
+        case OutputCheck::within_tolerance:
+            return fmt::format("within tolerance {:g}: max abs {:.3g}, max rel {:.3g}", r.tolerance, v.errors->max_abs,
+                               v.errors->max_rel);
+        case OutputCheck::changed:
+            return fmt::format("CHANGED ({}), not ranked", v.errors ? v.errors->where : std::string("differs"));
+        case OutputCheck::not_checked:
+            return "not checked";
+    }
+    return "?";
+}
+
+}  // namespace
+
+std::string replay_text(const std::vector<ReplayResult>& results, const std::vector<Finding>& findings) {
+    std::string out;
+    if (results.empty()) return "No captures to replay.\n";
+    for (const auto& r : results) {
+        out += fmt::format("Replay of `{}` (capture {}, pid {}){}\n", r.kernel.empty() ? "?" : r.kernel, r.folder,
+                           r.pid, r.device.empty() ? "" : " on " + r.device);
+        if (r.status != ReplayStatus::replayed) {
+            out += fmt::format("  {}: {}\n", to_string(r.status), r.reason);
+            for (const auto& v : r.variants)
+                if (v.summary)
+                    out += fmt::format("  as captured: median {} of {} launches; {}\n", ns_text(v.summary->median),
+                                       v.summary->n, outputs_text(r, v));
+            out += "\n";
+            continue;
+        }
+        out += fmt::format("  {}: {}\n", r.reliable ? "reliable" : "UNRELIABLE (no what-if is ranked)", r.reliability);
+        if (r.bandwidth)
+            out += fmt::format(
+                "  bandwidth: {:.3g} GB/s over {:.3g} MB of its buffers; a copy of them runs at {:.3g} GB/s "
+                "({:.0f}% of that roof)\n",
+                r.bandwidth->kernel_gbps, r.bandwidth->bytes * 1e-6, r.bandwidth->copy_gbps,
+                r.bandwidth->copy_gbps > 0 ? r.bandwidth->kernel_gbps / r.bandwidth->copy_gbps * 100 : 0);
+        out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", "what-if", "variant", "median", "spread",
+                           "n", "speed-up", "outputs");
+        const VariantResult& ref = r.variants[0];
+        for (const auto& v : r.variants) {
+            std::string label = v.kind == VariantKind::as_captured ? "local " + v.local_size : v.label;
+            if (label.size() > 38) label = label.substr(0, 35) + "...";
+            std::string median = "-", spread = "-", n = "-", speedup = "-";
+            if (v.summary) {
+                median = ns_text(v.summary->median);
+                spread = v.summary->median > 0
+                             ? fmt::format("{:.0f}%", (v.summary->max - v.summary->min) / v.summary->median * 100)
+                             : "-";
+                n = std::to_string(v.summary->n);
+                if (const auto ratio = time_ratio(ref, v); ratio && *ratio > 0)
+                    speedup = fmt::format("{:.2f}x", 1 / *ratio);
+            }
+            out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", kind_text(v.kind), label, median,
+                               spread, n, speedup, outputs_text(r, v));
+        }
+        out += "\n";
+    }
+    if (!findings.empty()) {
+        out += "Measured what-ifs (share of the program's wall time):\n";
+        for (const auto& f : findings)
+            out += fmt::format("  {} {}{}\n", f.rank > 0 ? fmt::format("{}.", f.rank) : std::string("-"), f.title,
+                               f.uncertain ? " (inside the noise, not ranked)" : "");
+    }
+    return out;
+}
+
+}  // namespace clprobe::replay

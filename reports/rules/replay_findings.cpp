@@ -1,0 +1,156 @@
+#include "rules/replay_findings.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "rules/trace_rule_support.hpp"
+
+namespace clprobe::replay {
+
+bool rankable(const VariantResult& v) {
+    return v.kind != VariantKind::as_captured && v.failure.empty() && v.summary &&
+           (v.check == OutputCheck::identical || v.check == OutputCheck::within_tolerance);
+}
+
+std::optional<double> time_ratio(const VariantResult& reference, const VariantResult& v) {
+    if (!reference.summary || !v.summary || reference.summary->median <= 0) return std::nullopt;
+    return v.summary->median / reference.summary->median;
+}
+
+std::optional<double> wall_share(const KernelTotals& totals, double ratio, std::optional<double> wall_ns) {
+    if (!wall_ns || *wall_ns <= 0 || totals.device_ns <= 0) return std::nullopt;
+    const double saved = totals.device_ns * (1 - ratio);
+    return std::clamp(saved / *wall_ns, 0.0, 1.0);
+}
+
+namespace {
+
+const char* finding_id(VariantKind k) {
+    return k == VariantKind::local_size      ? local_size_finding
+           : k == VariantKind::build_options ? build_options_finding
+                                             : placement_finding;
+}
+
+std::string what_changed(const ReplayResult& r, const VariantResult& v) {
+    const std::string& captured = r.variants[0].local_size;
+    switch (v.kind) {
+        case VariantKind::local_size:
+            return fmt::format("local size {} instead of {}", v.label,
+                               captured == "NULL" ? std::string("the driver's choice (NULL)") : captured);
+        case VariantKind::build_options:
+            return fmt::format("built with {}", v.label);
+        case VariantKind::placement:
+            return fmt::format("buffers {}", v.label);
+        case VariantKind::as_captured:
+            break;
+    }
+    return v.label;
+}
+
+std::string check_text(const VariantResult& v, double tolerance) {
+    if (v.check == OutputCheck::identical) return "outputs identical";
+    const auto& e = *v.errors;
+    return fmt::format("outputs within tolerance {:g} (max abs error {:.3g}, max rel error {:.3g})", tolerance,
+                       e.max_abs, e.max_rel);
+}
+
+std::string suggestion(const VariantResult& v) {
+    switch (v.kind) {
+        case VariantKind::local_size:
+            return fmt::format("Pass local_work_size {{{}}} to clEnqueueNDRangeKernel for this kernel",
+                               fmt::format("{}", v.label == "NULL (driver's choice)" ? "NULL" : v.label));
+        case VariantKind::build_options:
+            return fmt::format("Add {} to the options of clBuildProgram (outputs checked against the captured ones)",
+                               v.label);
+        case VariantKind::placement:
+            return fmt::format("Create the kernel's buffers {}", v.label);
+        case VariantKind::as_captured:
+            break;
+    }
+    return {};
+}
+
+}  // namespace
+
+std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, const ReplayContext& context) {
+    std::vector<Finding> out;
+    for (const auto& r : results) {
+        if (r.status != ReplayStatus::replayed || !r.reliable || r.variants.empty()) continue;
+        const auto totals = context.kernels.find(r.kernel);
+        if (totals == context.kernels.end()) continue;
+        const VariantResult& ref = r.variants[0];
+        if (r.build_ms * 1e6 > totals->second.device_ns) {
+            Finding note;
+            note.id = binary_cache_finding;
+            note.layer = trace_rule::layer;
+            note.severity = Severity::low;
+            note.title = fmt::format(
+                "`{}`: building its program took {:.3g} ms here, more than the kernel's {:.3g} ms of "
+                "traced device time",
+                r.kernel, r.build_ms, totals->second.device_ns * 1e-6);
+            note.evidence.push_back(trace_rule::fact("replay.build.time", r.build_ms, "ms",
+                                                     "host time of the replay's build with the captured options",
+                                                     {{"kernel", r.kernel}}));
+            note.evidence.push_back(trace_rule::fact("trace.kernel.device_time", totals->second.device_ns * 1e-9, "s",
+                                                     fmt::format("{} traced launches", totals->second.launches),
+                                                     {{"kernel", r.kernel}}));
+            note.suggestion =
+                "Cache the built program: clGetProgramInfo(CL_PROGRAM_BINARIES) once, then "
+                "clCreateProgramWithBinary + clBuildProgram on later runs";
+            note.kind = FindingKind::note;
+            out.push_back(std::move(note));
+        }
+        for (VariantKind kind : {VariantKind::local_size, VariantKind::build_options, VariantKind::placement}) {
+            const VariantResult* best = nullptr;
+            double best_ratio = 1;
+            for (const auto& v : r.variants) {
+                if (v.kind != kind || !rankable(v)) continue;
+                const auto ratio = time_ratio(ref, v);
+                if (ratio && *ratio < best_ratio) {
+                    best_ratio = *ratio;
+                    best = &v;
+                }
+            }
+            if (!best) continue;
+            const auto share = wall_share(totals->second, best_ratio, context.wall_ns);
+            if (!share || *share < trace_rule::min_gain) continue;
+            Finding f;
+            f.id = finding_id(kind);
+            f.layer = trace_rule::layer;
+            f.severity = trace_rule::severity_for(*share);
+            const double speedup = 1 / best_ratio;
+            f.title = fmt::format(
+                "`{}`: {} \u2192 {:.2g}x, {}, ~{:.0f}% of the wall time", r.kernel, what_changed(r, *best), speedup,
+                best->check == OutputCheck::identical ? "outputs identical" : "outputs within tolerance", *share * 100);
+            f.evidence.push_back(trace_rule::fact(
+                "replay.variant.time", best->summary->median * 1e-6, "ms",
+                fmt::format("median of {} launches, {}", best->summary->n, check_text(*best, r.tolerance)),
+                {{"variant", best->label}, {"kernel", r.kernel}}));
+            f.evidence.push_back(
+                trace_rule::fact("replay.as_captured.time", ref.summary->median * 1e-6, "ms",
+                                 fmt::format("median of {} launches as captured ({})", ref.summary->n, r.reliability),
+                                 {{"kernel", r.kernel}}));
+            f.evidence.push_back(trace_rule::fact("replay.speedup", speedup, "x", "as captured / variant, medians",
+                                                  {{"variant", best->label}}));
+            f.evidence.push_back(trace_rule::fact("trace.kernel.device_time", totals->second.device_ns * 1e-9, "s",
+                                                  fmt::format("{} traced launches", totals->second.launches),
+                                                  {{"kernel", r.kernel}}));
+            f.suggestion = suggestion(*best);
+            f.estimated_gain = *share;
+            f.gain_basis = fmt::format(
+                "the kernel's traced device time x (1 - {:.3g}) of the program's wall time, from a replay on this "
+                "device",
+                best_ratio);
+            f.measured_share = true;
+            f.kind = FindingKind::ranked;
+            // Overlapping samples: the speed-up is inside the noise of the two sample sets.
+            f.uncertain = best->summary->max >= ref.summary->min;
+            f.confidence = f.uncertain ? 0.5 : 0.9;
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
+
+}  // namespace clprobe::replay

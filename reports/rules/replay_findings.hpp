@@ -1,0 +1,34 @@
+#pragma once
+// Measured what-ifs of replayed kernels as ranked trace findings (docs/findings.md, "Replay
+// findings"): trace.replay.local_size, trace.replay.build_options, trace.replay.placement. Pure.
+#include <optional>
+#include <vector>
+
+#include "core/report.hpp"
+#include "replay/replay_result.hpp"
+
+namespace clprobe::replay {
+
+inline constexpr const char* local_size_finding = "trace.replay.local_size";
+inline constexpr const char* build_options_finding = "trace.replay.build_options";
+inline constexpr const char* placement_finding = "trace.replay.placement";
+inline constexpr const char* binary_cache_finding = "trace.replay.binary_cache";
+
+// A variant may be ranked: it ran, its outputs are identical or within tolerance, and it is faster.
+bool rankable(const VariantResult& v);
+
+// t_variant / t_as_captured of medians; nullopt when either did not run.
+std::optional<double> time_ratio(const VariantResult& reference, const VariantResult& v);
+
+// The kernel's traced device time saved by the variant, as a share of the program's wall time:
+// totals.device_ns x (1 - t_variant / t_as_captured) / wall_ns. nullopt without a positive wall time.
+std::optional<double> wall_share(const KernelTotals& totals, double ratio, std::optional<double> wall_ns);
+
+// One finding per kind of variant (the fastest rankable one) for every reliable replay whose
+// kernel has totals in `context`, and whose gain is at least 1% of the wall time. A variant whose
+// samples overlap the reference's is marked uncertain (shown, never ranked). Unreliable or
+// unreproducible replays give nothing. A note (trace.replay.binary_cache, no gain) where building
+// the program here took longer than the kernel's whole traced device time: the build dominates.
+std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, const ReplayContext& context);
+
+}  // namespace clprobe::replay

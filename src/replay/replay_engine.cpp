@@ -1,0 +1,442 @@
+#include "replay/replay_engine.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "cl/cl_api.hpp"
+#include "cl/cl_error.hpp"
+#include "cl/command_timing.hpp"
+#include "cl/device_catalog.hpp"
+#include "core/atomic_file.hpp"
+#include "replay/capture_reader.hpp"
+#include "replay/launch_variants.hpp"
+#include "replay/output_compare.hpp"
+#include "rules/ranking.hpp"
+#include "rules/replay_findings.hpp"
+
+namespace clprobe::replay {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Thrown for a state of the capture the replay stops at: status and one-line reason.
+struct Stop {
+    ReplayStatus status;
+    std::string reason;
+};
+
+std::vector<unsigned char> read_bytes(const fs::path& path, std::uint64_t size) {
+    const std::string text = read_file(path, static_cast<std::size_t>(size) + 1);
+    if (text.size() != size)
+        throw Stop{ReplayStatus::invalid,
+                   fmt::format("{} changed size since it was checked", path.filename().string())};
+    return {text.begin(), text.end()};
+}
+
+cl::NDRange nd_range(const Range& r, unsigned dims) {
+    if (dims == 1) return cl::NDRange(r[0]);
+    if (dims == 2) return cl::NDRange(r[0], r[1]);
+    return cl::NDRange(r[0], r[1], r[2]);
+}
+
+class Replayer {
+  public:
+    Replayer(const Capture& c, cl::Device device, const ReplayOptions& options)
+        : c_(c), device_(std::move(device)), context_(device_), options_(options) {
+        queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+        for (const auto& a : c_.args) {
+            inputs_.push_back(a.kind == ArgKind::buffer ? read_bytes(a.input, a.size) : std::vector<unsigned char>{});
+            outputs_.push_back(a.kind == ArgKind::buffer ? read_bytes(a.output, a.size) : std::vector<unsigned char>{});
+        }
+        program_bytes_ = read_bytes(c_.program_file, fs::file_size(c_.program_file));
+    }
+
+    void run(ReplayResult& result) {
+        if (c_.origin == ProgramOrigin::source) check_source();
+        const auto t0 = std::chrono::steady_clock::now();
+        std::string log;
+        cl::Program program = build(c_.options, log);
+        result.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        cl::Kernel kernel = make_kernel(program);
+        arg_types(kernel);
+        result.tolerance = tolerance_of(ElementType::float32);
+
+        std::vector<std::uint64_t> base_flags;
+        for (const auto& a : c_.args)
+            base_flags.push_back(a.kind == ArgKind::buffer ? replay_flags(a.flags) : 0);
+        auto buffers = make_buffers(base_flags);
+
+        progress("as captured");
+        VariantResult ref = launch(kernel, buffers, c_.local_size, VariantKind::as_captured, "as captured");
+        ref.options = c_.options;
+        result.variants.push_back(ref);
+        if (!ref.failure.empty()) throw Stop{ReplayStatus::failed, "the launch as captured failed: " + ref.failure};
+        if (ref.check != OutputCheck::identical)
+            throw Stop{ReplayStatus::not_reproducible,
+                       fmt::format("the launch as captured does not give the captured outputs: {}",
+                                   ref.errors ? ref.errors->where : std::string("they differ"))};
+        result.status = ReplayStatus::replayed;
+        result.bandwidth = bandwidth(buffers, *ref.summary);
+
+        std::vector<LocalSizeVariant> local_sizes;
+        try {
+            GroupLimits limits;
+            limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
+            limits.preferred_multiple = kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
+            const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+            for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
+                limits.max_item_sizes[d] = items[d];
+            local_sizes = local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits);
+        } catch (const cl::Error& e) {
+            // Without the limits no local size can be chosen safely; the other what-ifs still run.
+            progress(std::string("no local-size variants: ") + to_cl_error(e).what());
+        }
+        for (const auto& v : local_sizes) {
+            progress("local size " + v.label);
+            VariantResult r = launch(kernel, buffers, v.local, VariantKind::local_size, v.label);
+            r.options = c_.options;
+            result.variants.push_back(std::move(r));
+        }
+
+        std::vector<bool> unchanged;
+        for (std::size_t i = 0; i < c_.args.size(); ++i)
+            unchanged.push_back(c_.args[i].kind == ArgKind::buffer && inputs_[i] == outputs_[i]);
+        for (const auto& p : placement_variants(c_.args, unchanged)) {
+            progress("placement " + p.label);
+            VariantResult r;
+            try {
+                auto placed = make_buffers(p.flags);
+                r = launch(kernel, placed, c_.local_size, VariantKind::placement, p.label);
+            } catch (const cl::Error& e) {
+                r = failed(VariantKind::placement, p.label, to_cl_error(e).what());
+            }
+            r.options = c_.options;
+            result.variants.push_back(std::move(r));
+        }
+
+        if (c_.origin == ProgramOrigin::binary) return;  // a binary keeps the options it was built with
+        for (const auto& option : build_option_variants(c_.options)) {
+            progress("build " + option);
+            const std::string options = c_.options.empty() ? option : c_.options + " " + option;
+            VariantResult r;
+            try {
+                std::string variant_log;
+                cl::Program p = build(options, variant_log);
+                cl::Kernel k = make_kernel(p);
+                r = launch(k, buffers, c_.local_size, VariantKind::build_options, option);
+            } catch (const Stop& s) {
+                r = failed(VariantKind::build_options, option, s.reason);
+            } catch (const cl::Error& e) {
+                r = failed(VariantKind::build_options, option, to_cl_error(e).what());
+            }
+            r.options = options;
+            result.variants.push_back(std::move(r));
+        }
+    }
+
+  private:
+    void progress(const std::string& what) const {
+        if (options_.progress)
+            options_.progress(fmt::format("replay {} `{}`: {}", c_.folder.filename().string(), c_.kernel, what));
+    }
+
+    // What the layer may not have caught: the replay cannot reproduce a kernel's printf output or
+    // its device-side enqueues, and does not try.
+    void check_source() const {
+        const std::string_view src(reinterpret_cast<const char*>(program_bytes_.data()), program_bytes_.size());
+        if (src.find("printf") != std::string_view::npos) throw Stop{ReplayStatus::skipped, "kernel uses printf"};
+        if (src.find("enqueue_kernel") != std::string_view::npos)
+            throw Stop{ReplayStatus::skipped, "device-side enqueue"};
+    }
+
+    cl::Program build(const std::string& options, std::string& log) {
+        cl_int err = CL_SUCCESS;
+        cl_program raw = nullptr;
+        cl_device_id dev = device_();
+        if (c_.origin == ProgramOrigin::source) {
+            const char* text = reinterpret_cast<const char*>(program_bytes_.data());
+            const std::size_t length = program_bytes_.size();
+            raw = clCreateProgramWithSource(context_(), 1, &text, &length, &err);
+        } else if (c_.origin == ProgramOrigin::il) {
+            raw = clCreateProgramWithIL(context_(), program_bytes_.data(), program_bytes_.size(), &err);
+        } else {
+            const unsigned char* bin = program_bytes_.data();
+            const std::size_t length = program_bytes_.size();
+            cl_int status = CL_SUCCESS;
+            raw = clCreateProgramWithBinary(context_(), 1, &dev, &length, &bin, &status, &err);
+        }
+        if (err != CL_SUCCESS || !raw)
+            throw Stop{ReplayStatus::build_failed,
+                       fmt::format("creating the program from {}: {} ({})", c_.program_file.filename().string(),
+                                   cl_error_name(err), err)};
+        cl::Program program(raw);  // takes ownership
+        // -cl-kernel-arg-info: the argument type names tell which buffers hold floating point.
+        const std::string all = options + " -cl-kernel-arg-info";
+        err = clBuildProgram(program(), 1, &dev, all.c_str(), nullptr, nullptr);
+        std::size_t n = 0;
+        if (clGetProgramBuildInfo(program(), dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) == CL_SUCCESS && n > 1) {
+            log.assign(n, '\0');
+            clGetProgramBuildInfo(program(), dev, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+            log.resize(std::strlen(log.c_str()));
+        }
+        if (err != CL_SUCCESS) {
+            std::string first = log.substr(0, log.find('\n'));
+            throw Stop{ReplayStatus::build_failed,
+                       fmt::format("clBuildProgram with '{}': {} ({}){}", options, cl_error_name(err), err,
+                                   first.empty() ? "" : ": " + first)};
+        }
+        return program;
+    }
+
+    cl::Kernel make_kernel(const cl::Program& program) {
+        cl_int err = CL_SUCCESS;
+        cl_kernel k = clCreateKernel(program(), c_.kernel.c_str(), &err);
+        if (err != CL_SUCCESS)
+            throw Stop{ReplayStatus::build_failed,
+                       fmt::format("clCreateKernel '{}': {} ({})", c_.kernel, cl_error_name(err), err)};
+        cl::Kernel kernel(k);
+        cl_uint nargs = 0;
+        clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, nullptr);
+        if (nargs != c_.args.size())
+            throw Stop{ReplayStatus::invalid,
+                       fmt::format("the kernel takes {} arguments, the capture holds {}", nargs, c_.args.size())};
+        return kernel;
+    }
+
+    void arg_types(const cl::Kernel& kernel) {
+        types_.assign(c_.args.size(), ElementType::bytes);
+        for (cl_uint i = 0; i < c_.args.size(); ++i) {
+            char name[256] = {};
+            if (clGetKernelArgInfo(kernel(), i, CL_KERNEL_ARG_TYPE_NAME, sizeof name - 1, name, nullptr) == CL_SUCCESS)
+                types_[i] = element_type_of(name);
+        }
+    }
+
+    std::vector<cl::Buffer> make_buffers(const std::vector<std::uint64_t>& flags) {
+        std::vector<cl::Buffer> out(c_.args.size());
+        for (std::size_t i = 0; i < c_.args.size(); ++i)
+            if (c_.args[i].kind == ArgKind::buffer)
+                out[i] = cl::Buffer(context_, static_cast<cl_mem_flags>(flags[i]), c_.args[i].size);
+        return out;
+    }
+
+    void set_args(cl::Kernel& kernel, const std::vector<cl::Buffer>& buffers) {
+        for (std::size_t i = 0; i < c_.args.size(); ++i) {
+            const auto& a = c_.args[i];
+            const auto index = static_cast<cl_uint>(i);
+            if (a.kind == ArgKind::buffer) {
+                cl_mem m = buffers[i]();
+                cl_check(clSetKernelArg(kernel(), index, sizeof m, &m), "clSetKernelArg");
+            } else if (a.kind == ArgKind::scalar) {
+                cl_check(clSetKernelArg(kernel(), index, a.scalar_bytes.size(), a.scalar_bytes.data()),
+                         "clSetKernelArg");
+            } else {
+                cl_check(clSetKernelArg(kernel(), index, static_cast<std::size_t>(a.size), nullptr), "clSetKernelArg");
+            }
+        }
+    }
+
+    // Re-uploads every input (kernels may update buffers in place), so each launch sees the
+    // captured state; a blocking write's data is in the buffer before the in-order kernel runs.
+    void upload(const std::vector<cl::Buffer>& buffers) {
+        for (std::size_t i = 0; i < c_.args.size(); ++i)
+            if (c_.args[i].kind == ArgKind::buffer)
+                queue_.enqueueWriteBuffer(buffers[i], CL_TRUE, 0, inputs_[i].size(), inputs_[i].data());
+    }
+
+    static VariantResult failed(VariantKind kind, const std::string& label, std::string why) {
+        VariantResult r;
+        r.kind = kind;
+        r.label = label;
+        r.failure = std::move(why);
+        return r;
+    }
+
+    // One untimed launch whose outputs are checked (the first launch pays any compile-on-first-use
+    // of the driver), then options_.samples timed launches from completed events.
+    VariantResult launch(cl::Kernel& kernel, const std::vector<cl::Buffer>& buffers, const std::optional<Range>& local,
+                         VariantKind kind, const std::string& label) {
+        VariantResult r;
+        r.kind = kind;
+        r.label = label;
+        r.local_size = range_text(local, c_.work_dim);
+        try {
+            set_args(kernel, buffers);
+            const cl::NDRange offset = c_.global_offset ? nd_range(*c_.global_offset, c_.work_dim) : cl::NullRange;
+            const cl::NDRange global = nd_range(c_.global_size, c_.work_dim);
+            const cl::NDRange group = local ? nd_range(*local, c_.work_dim) : cl::NullRange;
+            for (int s = 0; s <= options_.samples; ++s) {
+                upload(buffers);
+                cl::Event done;
+                queue_.enqueueNDRangeKernel(kernel, offset, global, group, nullptr, &done);
+                if (s == 0) {
+                    done.wait();
+                    r.check = OutputCheck::identical;
+                    for (std::size_t i = 0; i < c_.args.size(); ++i) {
+                        if (c_.args[i].kind != ArgKind::buffer) continue;
+                        std::vector<unsigned char> got(outputs_[i].size());
+                        queue_.enqueueReadBuffer(buffers[i], CL_TRUE, 0, got.size(), got.data());
+                        fold(r, compare_buffer(got, outputs_[i], types_[i]), static_cast<unsigned>(i), types_[i]);
+                    }
+                    continue;
+                }
+                r.samples_ns.push_back(command_seconds(done) * 1e9);
+            }
+            r.summary = summarize(r.samples_ns);
+        } catch (const cl::Error& e) {
+            return failed(kind, label, to_cl_error(e).what());
+        } catch (const ClError& e) {
+            return failed(kind, label, e.what());
+        } catch (const std::invalid_argument& e) {
+            return failed(kind, label, e.what());  // a sample the driver gave as non-finite
+        }
+        return r;
+    }
+
+    // The same buffers copied on this device (clEnqueueCopyBuffer to scratch buffers): what moving
+    // these bytes costs here, the roof the kernel's bandwidth is held against.
+    std::optional<BandwidthCheck> bandwidth(const std::vector<cl::Buffer>& buffers, const Summary& kernel) {
+        BandwidthCheck b;
+        double total = 0;
+        for (std::size_t i = 0; i < c_.args.size(); ++i) {
+            if (c_.args[i].kind != ArgKind::buffer) continue;
+            const double size = static_cast<double>(c_.args[i].size);
+            total += size;
+            b.bytes += size + (inputs_[i] != outputs_[i] ? size : 0);
+        }
+        if (total <= 0 || kernel.median <= 0) return std::nullopt;
+        try {
+            std::vector<cl::Buffer> scratch;
+            for (std::size_t i = 0; i < c_.args.size(); ++i)
+                if (c_.args[i].kind == ArgKind::buffer)
+                    scratch.emplace_back(context_, CL_MEM_READ_WRITE, static_cast<std::size_t>(c_.args[i].size));
+            std::vector<double> gbps;
+            for (int s = 0; s <= options_.samples; ++s) {
+                double ns = 0;
+                std::size_t k = 0;
+                for (std::size_t i = 0; i < c_.args.size(); ++i) {
+                    if (c_.args[i].kind != ArgKind::buffer) continue;
+                    cl::Event e;
+                    queue_.enqueueCopyBuffer(buffers[i], scratch[k++], 0, 0, c_.args[i].size, nullptr, &e);
+                    ns += command_seconds(e) * 1e9;
+                }
+                if (s == 0 || ns <= 0) continue;  // the first copy is a warm-up
+                b.copy_samples_ns.push_back(ns);
+                gbps.push_back(2 * total / ns);
+            }
+            if (gbps.empty()) return std::nullopt;
+            b.copy_gbps = median_of(gbps);
+            b.kernel_gbps = b.bytes / kernel.median;
+            return b;
+        } catch (const cl::Error&) {
+            return std::nullopt;  // a check that cannot run leaves the replay as it is
+        }
+    }
+
+    const Capture& c_;
+    cl::Device device_;
+    cl::Context context_;
+    cl::CommandQueue queue_;
+    const ReplayOptions& options_;
+    std::vector<std::vector<unsigned char>> inputs_, outputs_;
+    std::vector<unsigned char> program_bytes_;
+    std::vector<ElementType> types_;
+};
+
+// Names as drivers spell them, less trailing NULs and spaces (some drivers pad CL_DEVICE_NAME).
+std::string trimmed(std::string s) {
+    while (!s.empty() && (s.back() == '\0' || s.back() == ' '))
+        s.pop_back();
+    return s;
+}
+
+std::optional<cl::Device> find_device(const CapturedDevice& want, const DeviceCatalog& catalog) {
+    for (std::size_t i = 0; i < catalog.listings.size() && i < catalog.devices.size(); ++i) {
+        const auto& l = catalog.listings[i];
+        for (const auto& p : catalog.platforms)
+            if (p.index == l.platform_index && trimmed(p.name) == trimmed(want.platform) &&
+                trimmed(l.device_name) == trimmed(want.name))
+                return catalog.devices[i];
+    }
+    return std::nullopt;
+}
+
+ReplayResult replay_with(const CaptureLoad& load, const DeviceCatalog& catalog, const ReplayOptions& options) {
+    ReplayResult result;
+    result.folder = load.folder.filename().string();
+    if (!load.capture) {
+        result.status = ReplayStatus::invalid;
+        result.reason = load.problem;
+        return result;
+    }
+    const Capture& c = *load.capture;
+    result.kernel = c.kernel;
+    result.pid = c.pid;
+    result.traced_ns = c.traced_ns;
+    result.device = c.device.platform + " / " + c.device.name;
+    if (c.skipped) {
+        result.status = ReplayStatus::skipped;
+        result.reason = *c.skipped;
+        return result;
+    }
+    const auto device = find_device(c.device, catalog);
+    if (!device) {
+        result.status = ReplayStatus::device_not_available;
+        result.reason = catalog.error
+                            ? "no OpenCL platform: " + *catalog.error
+                            : fmt::format("no device '{}' on a platform '{}' here", c.device.name, c.device.platform);
+        return result;
+    }
+    try {
+        Replayer replayer(c, *device, options);
+        replayer.run(result);
+    } catch (const Stop& s) {
+        result.status = s.status;
+        result.reason = s.reason;
+    } catch (const cl::Error& e) {
+        result.status = ReplayStatus::failed;
+        result.reason = to_cl_error(e).what();
+    } catch (const std::exception& e) {
+        result.status = ReplayStatus::failed;
+        result.reason = e.what();
+    }
+    return result;
+}
+
+}  // namespace
+
+ReplayResult replay_capture(const CaptureLoad& load, const ReplayOptions& options) {
+    return replay_with(load, enumerate_devices(), options);
+}
+
+ReplayRun run_replay(const fs::path& records_dir, const ReplayContext& context, const ReplayOptions& options) {
+    auto loads = read_captures(records_dir / "replay");
+    // The longest first: by the kernel's traced total where the trace gave one, else the launch.
+    auto weight = [&](const CaptureLoad& l) -> double {
+        if (!l.capture) return -1;
+        const auto t = context.kernels.find(l.capture->kernel);
+        if (t != context.kernels.end()) return t->second.device_ns;
+        return l.capture->traced_ns ? static_cast<double>(*l.capture->traced_ns) : 0.0;
+    };
+    std::stable_sort(loads.begin(), loads.end(),
+                     [&](const CaptureLoad& a, const CaptureLoad& b) { return weight(a) > weight(b); });
+    if (options.max_kernels > 0 && loads.size() > options.max_kernels) loads.resize(options.max_kernels);
+    ReplayRun run;
+    const DeviceCatalog catalog = enumerate_devices();
+    for (const auto& load : loads) {
+        ReplayResult r = replay_with(load, catalog, options);
+        const auto t = context.kernels.find(r.kernel);
+        judge_reliability(r, t == context.kernels.end() ? std::nullopt : std::optional<KernelTotals>(t->second));
+        run.results.push_back(std::move(r));
+    }
+    run.findings = replay_findings(run.results, context);
+    classify_findings(run.findings);
+    rank_findings(run.findings);
+    return run;
+}
+
+}  // namespace clprobe::replay
