@@ -101,6 +101,7 @@ std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, c
             note.kind = FindingKind::note;
             out.push_back(std::move(note));
         }
+        const std::size_t first_of_kernel = out.size();
         for (VariantKind kind : {VariantKind::local_size, VariantKind::build_options, VariantKind::placement}) {
             const VariantResult* best = nullptr;
             double best_ratio = 1;
@@ -149,6 +150,18 @@ std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, c
             f.confidence = f.uncertain ? 0.5 : 0.9;
             out.push_back(std::move(f));
         }
+        // Each change was measured alone and each saves from the same device time, so their gains
+        // do not add up: the kernel's largest stays ranked, the others are notes beside it.
+        auto best = out.end();
+        for (auto it = out.begin() + static_cast<std::ptrdiff_t>(first_of_kernel); it != out.end(); ++it)
+            if (it->measured_share && (best == out.end() || *it->estimated_gain > *best->estimated_gain)) best = it;
+        for (auto it = out.begin() + static_cast<std::ptrdiff_t>(first_of_kernel); it != out.end(); ++it)
+            if (it->measured_share && it != best) {
+                it->measured_share = false;
+                it->kind = FindingKind::note;
+                it->gain_basis +=
+                    fmt::format("; not ranked beside {} (the same kernel time, measured apart)", best->id);
+            }
     }
     return out;
 }

@@ -21,6 +21,7 @@
 #include "cli/trace_capture.hpp"
 #include "cli/trace_command_energy.hpp"
 #include "cli/trace_command_records.hpp"
+#include "cli/trace_command_replay.hpp"
 #include "cli/trace_replay_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
@@ -306,6 +307,8 @@ int run_trace(TraceOptions o) {
     report.complete = !launched.run.interrupted && !launched.run.timed_out;
     report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     analyze(report);
+    // Before the records folder goes: the captures live in it.
+    add_replays(report, processes, records.path, o.replay, o.quiet);
     capture.describe(report, merged, launched.job);
     try {
         write_outputs(o, report, trace, job_lifetime(job));

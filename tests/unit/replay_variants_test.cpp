@@ -175,6 +175,12 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
     CHECK(findings[1].id == build_options_finding);
     CHECK(*findings[1].estimated_gain == Approx(0.08));
     CHECK_THAT(findings[1].title, Catch::Contains("within tolerance"));
+    // Both save from the same 0.4 s: only the larger is ranked, the other is a note beside it.
+    CHECK(findings[0].measured_share);
+    CHECK(findings[0].kind == FindingKind::ranked);
+    CHECK_FALSE(findings[1].measured_share);
+    CHECK(findings[1].kind == FindingKind::note);
+    CHECK_THAT(findings[1].gain_basis, Catch::Contains("not ranked beside trace.replay.local_size"));
 
     // Building took longer than the kernel's whole device time: a note, no gain.
     r.build_ms = 500;  // 0.5 s > 0.4 s

@@ -1,0 +1,92 @@
+#include "cli/trace_command_replay.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+
+#include "json/replay_json.hpp"
+#include "render/replay_text.hpp"
+#include "replay/replay_engine.hpp"
+#include "rules/ranking.hpp"
+
+namespace clprobe {
+
+namespace {
+
+double quantile(std::vector<double>& sorted, double q) {
+    const double at = q * static_cast<double>(sorted.size() - 1);
+    return sorted[static_cast<std::size_t>(at + 0.5)];
+}
+
+}  // namespace
+
+replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& processes, double wall_seconds) {
+    replay::ReplayContext context;
+    if (wall_seconds > 0) context.wall_ns = wall_seconds * 1e9;
+    std::map<std::string, std::vector<double>> launches;
+    for (const auto& p : processes) {
+        for (const auto& c : p.commands) {
+            if (c.kind != CommandKind::kernel || c.kernel < 0) continue;
+            const std::string name(p.kernel_name(c));
+            auto& totals = context.kernels[name];
+            ++totals.launches;
+            if (c.device && c.device->status == 0 && c.device->end > c.device->start) {
+                const double ns = static_cast<double>(c.device->end - c.device->start);
+                totals.device_ns += ns;
+                launches[name].push_back(ns);
+            }
+        }
+        // Launches a sampled timeline left out (--max-size): counted and timed in aggregate.
+        for (const auto& a : p.aggregates) {
+            if (a.kind != CommandKind::kernel || a.kernel < 0 ||
+                static_cast<std::size_t>(a.kernel) >= p.kernel_names.size())
+                continue;
+            auto& totals = context.kernels[p.kernel_names[static_cast<std::size_t>(a.kernel)]];
+            totals.launches += a.count;
+            totals.device_ns += static_cast<double>(a.device_ns);
+        }
+    }
+    for (auto& [name, times] : launches) {
+        std::sort(times.begin(), times.end());
+        auto& totals = context.kernels[name];
+        totals.median_ns = quantile(times, 0.5);
+        // The middle 80%: one outlying launch should not make any replay time look reliable.
+        if (totals.median_ns > 0) totals.spread = (quantile(times, 0.9) - quantile(times, 0.1)) / totals.median_ns;
+    }
+    return context;
+}
+
+void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, const std::string& records_dir,
+                 const ReplayOptions& o, bool quiet) {
+    if (!o.enabled()) return;
+    const Measurement* wall = find_measurement(report, "app.wall_time");
+    const replay::ReplayContext context = replay_context_of(processes, wall ? wall->summary.median : 0);
+    replay::ReplayOptions options;
+    options.max_kernels = static_cast<std::size_t>(o.replay_kernels);
+    if (!quiet) options.progress = [](const std::string& line) { fmt::print(stderr, "clprobe trace: {}\n", line); };
+    ProbeResult result;
+    result.id = "trace.replay";
+    result.layer = "trace";
+    result.title = "Replay of the hottest captured kernels";
+    try {
+        const replay::ReplayRun run = replay::run_replay(records_dir, context, options);
+        result.status = ProbeStatus::ok;
+        result.attributes["replay"] = replay_to_json(run.results, run.findings);
+        // The what-if table beside the report (stderr, where trace's text report goes too).
+        if (!quiet && !run.results.empty()) fmt::print(stderr, "{}", replay_text(run.results, run.findings));
+        if (run.results.empty()) result.reason = "the layer captured no kernel (each is captured at its 2nd launch)";
+        // Classified on their own: the trace's findings were classified by analyze() already.
+        std::vector<Finding> found = run.findings;
+        classify_findings(found);
+        report.findings.insert(report.findings.end(), found.begin(), found.end());
+    } catch (const std::exception& e) {
+        // The trace's own report stands without the replay.
+        result.status = ProbeStatus::error;
+        result.reason = fmt::format("replay failed: {}", e.what());
+    }
+    report.results.push_back(std::move(result));
+    rank_findings(report.findings);
+}
+
+}  // namespace clprobe
