@@ -166,7 +166,46 @@ def test_off_by_default_and_bad_values_exit_2():
         expect("mode replay_fast_math" not in r.stdout, f"{option} {value!r}: the program ran", r)
 
 
+def replays_of(json_path):
+    """{kernel: replay result} from the trace.replay probe of a trace report."""
+    with open(json_path) as f:
+        doc = json.load(f)
+    probe = [p for p in doc["results"] if p["id"] == "trace.replay"]
+    expect(len(probe) == 1 and probe[0]["status"] == "ok", f"trace.replay probe: {probe}")
+    replay = probe[0]["attributes"]["replay"]
+    return {r["kernel"]: r for r in replay["replays"]}, doc["findings"]
+
+
+def test_replayed_after_the_program_and_an_answer_changing_build_never_recommended():
+    # The whole path: the layer captures, clprobe replays after the program, the report holds both.
+    out = os.path.join(WORK, "fast_math_replay.json")
+    r, _ = traced("replay_fast_math", "fast_math_replay", "--replay", "2", "--json", out)
+    check_unchanged("replay_fast_math", r)
+    replays, findings = replays_of(out)
+    rounding = replays.get("replay_rounding")
+    expect(rounding is not None and rounding["status"] == "replayed", f"replay_rounding not replayed: {rounding}")
+    variants = {v["label"]: v for v in rounding["variants"]}
+    expect(variants["as captured"]["outputs"] == "identical", "the captured launch did not reproduce its outputs")
+    fast = variants.get("-cl-fast-relaxed-math")
+    expect(fast is not None and fast["outputs"] == "changed" and not fast["ranked_eligible"],
+           f"fast math changes this kernel's answer: {fast}")
+    expect(not any("fast-relaxed-math" in f["title"] for f in findings), "an answer-changing build was recommended")
+    # A poor local size: every local-size variant keeps the outputs, and a ranked what-if names one.
+    out = os.path.join(WORK, "poor_local_replay.json")
+    r, _ = traced("replay_poor_local", "poor_local_replay", "--replay", "1", "--json", out)
+    check_unchanged("replay_poor_local", r)
+    replays, findings = replays_of(out)
+    saxpy = replays.get("replay_saxpy")
+    expect(saxpy is not None and saxpy["status"] == "replayed", f"replay_saxpy not replayed: {saxpy}")
+    sizes = [v for v in saxpy["variants"] if v["kind"] == "local_size"]
+    expect(sizes and all(v["outputs"] == "identical" for v in sizes), "a local size changed saxpy's outputs")
+    for f in findings:
+        if f["id"].startswith("trace.replay.") and f["kind"] == "ranked":
+            expect("outputs identical" in f["title"] or "within tolerance" in f["title"], f"ranked: {f['title']}")
+
+
 if __name__ == "__main__":
     main([test_poor_local_saxpy_captured_at_its_second_launch, test_fast_math_inputs_and_outputs,
           test_build_options_chain, test_too_large_skipped_with_the_budget_reason,
-          test_off_by_default_and_bad_values_exit_2])
+          test_off_by_default_and_bad_values_exit_2,
+          test_replayed_after_the_program_and_an_answer_changing_build_never_recommended])
