@@ -1,5 +1,6 @@
 #include "json/replay_json.hpp"
 
+#include "json/report_json.hpp"
 #include "rules/replay_findings.hpp"
 
 namespace clprobe::replay {
@@ -32,27 +33,6 @@ json variant_json(const VariantResult& ref, const VariantResult& v) {
     else
         j["errors"] = nullptr;
     return j;
-}
-
-json finding_json(const Finding& f) {
-    json evidence = json::array();
-    for (const auto& e : f.evidence)
-        evidence.push_back({{"metric", e.metric},
-                            {"labels", e.labels},
-                            {"value", e.value},
-                            {"unit", e.unit},
-                            {"expectation", e.expectation}});
-    return {{"id", f.id},
-            {"layer", f.layer},
-            {"severity", to_string(f.severity)},
-            {"title", f.title},
-            {"evidence", evidence},
-            {"suggestion", f.suggestion},
-            {"estimated_gain", f.estimated_gain ? json(*f.estimated_gain) : json(nullptr)},
-            {"gain_basis", f.gain_basis},
-            {"uncertain", f.uncertain},
-            {"kind", f.kind == FindingKind::ranked ? "ranked" : "note"},
-            {"rank", f.rank}};
 }
 
 }  // namespace
@@ -88,7 +68,7 @@ json replay_to_json(const std::vector<ReplayResult>& results, const std::vector<
     for (const auto& r : results)
         replays.push_back(replay_result_to_json(r));
     for (const auto& f : findings)
-        found.push_back(finding_json(f));
+        found.push_back(finding_to_json(f));
     return {{"schema", replay_schema},
             {"schema_version", replay_schema_version},
             {"replays", replays},

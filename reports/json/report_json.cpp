@@ -69,8 +69,6 @@ json device_info_to_json(const DeviceInfo& d) {
     return j;
 }
 
-namespace {
-
 json finding_to_json(const Finding& f) {
     json evidence = json::array();
     for (const auto& e : f.evidence)
@@ -101,6 +99,8 @@ json finding_to_json(const Finding& f) {
             {"pipeline_share", f.target->pipeline_share ? json(*f.target->pipeline_share) : json(nullptr)}};
     return out;
 }
+
+namespace {
 
 json launch_to_json(const LaunchContext& l) {
     auto optional_int = [](const std::optional<int>& v) { return v ? json(*v) : json(nullptr); };

@@ -21,6 +21,8 @@ nlohmann::json report_to_json(const RunReport& report);
 nlohmann::json probe_result_to_json(const ProbeResult& result);
 ProbeResult probe_result_from_json(const nlohmann::json& j);  // throws ReportFormatError("result.<field>: ...")
 nlohmann::json device_info_to_json(const DeviceInfo& device);
+// One finding as the report's findings[] holds it (also the replay's findings).
+nlohmann::json finding_to_json(const Finding& finding);
 nlohmann::json provenance_to_json(const Provenance& provenance);
 // [{id, warning, text}]: the report's `trust_notes`, and compare's notes in one report only.
 nlohmann::json trust_notes_to_json(const std::vector<TrustNote>& notes);
