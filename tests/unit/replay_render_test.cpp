@@ -6,23 +6,17 @@
 
 #include "json/replay_json.hpp"
 #include "render/replay_text.hpp"
+#include "replay_test_support.hpp"
 
 using namespace clprobe;
 using namespace clprobe::replay;
 
 namespace {
 
+// Outputs a fast-math build changed: infinite errors, as a NaN against a number gives.
 VariantResult ran(VariantKind kind, std::string label, std::vector<double> samples, OutputCheck check) {
-    VariantResult v;
-    v.kind = kind;
-    v.label = std::move(label);
-    v.local_size = "1";
-    v.samples_ns = samples;
-    v.summary = summarize(samples);
-    v.check = check;
-    if (check == OutputCheck::changed)
-        v.errors = OutputErrors{INFINITY, INFINITY, 3, "arg 1 (float): 3 elements differ"};
-    return v;
+    return test::replayed_variant(kind, std::move(label), std::move(samples), check,
+                                  OutputErrors{INFINITY, INFINITY, 3, "arg 1 (float): 3 elements differ"});
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "replay/launch_variants.hpp"
 #include "replay/output_compare.hpp"
+#include "replay_test_support.hpp"
 #include "rules/replay_findings.hpp"
 
 using namespace clprobe;
@@ -26,19 +27,6 @@ std::vector<unsigned char> floats(std::vector<float> v) {
     std::vector<unsigned char> out(v.size() * 4);
     std::memcpy(out.data(), v.data(), out.size());
     return out;
-}
-
-VariantResult variant(VariantKind kind, std::string label, std::vector<double> samples,
-                      OutputCheck check = OutputCheck::identical) {
-    VariantResult v;
-    v.kind = kind;
-    v.label = std::move(label);
-    v.local_size = "1";
-    v.samples_ns = samples;
-    v.summary = summarize(samples);
-    v.check = check;
-    if (check != OutputCheck::identical) v.errors = OutputErrors{1, 1, 1, "arg 0 (float): 1 elements differ"};
-    return v;
 }
 
 ReplayResult replayed(std::vector<VariantResult> variants) {
@@ -130,14 +118,15 @@ TEST_CASE("replay outputs: bitwise, within tolerance, changed", "[replay]") {
 }
 
 TEST_CASE("replay reliability: the as-captured median against the traced time", "[replay]") {
-    auto r = replayed({variant(VariantKind::as_captured, "as captured", {1200, 1200, 1210, 1190, 1200})});
+    auto r =
+        replayed({test::replayed_variant(VariantKind::as_captured, "as captured", {1200, 1200, 1210, 1190, 1200})});
     judge_reliability(r, std::nullopt);
     CHECK(r.reliable);  // +20% of 1000 ns, inside 25%
-    r.variants[0] = variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 1300});
+    r.variants[0] = test::replayed_variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 1300});
     judge_reliability(r, std::nullopt);
     CHECK_FALSE(r.reliable);  // +30%
     // One outlier sample (spread 7,600%) does not widen the band.
-    r.variants[0] = variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 100000});
+    r.variants[0] = test::replayed_variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 100000});
     judge_reliability(r, std::nullopt);
     CHECK_FALSE(r.reliable);
     judge_reliability(r, KernelTotals{1e6, 10, 1000, 0.4});
@@ -152,12 +141,13 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
     ReplayContext ctx;
     ctx.kernels["foo"] = KernelTotals{4e8, 100, 4e6, 0.05};  // 0.4 s of device time
     ctx.wall_ns = 1e9;                                       // in 1 s of wall time
-    auto r = replayed({variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 990, 1000}),
-                       variant(VariantKind::local_size, "64", {500, 500, 505, 495, 500}),
-                       variant(VariantKind::local_size, "128", {250, 250, 255, 245, 250}, OutputCheck::changed),
-                       variant(VariantKind::build_options, "-cl-fast-relaxed-math", {800, 800, 805, 795, 800},
-                               OutputCheck::within_tolerance),
-                       variant(VariantKind::placement, "host", {1500, 1500, 1500, 1500, 1500})});
+    auto r = replayed(
+        {test::replayed_variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 990, 1000}),
+         test::replayed_variant(VariantKind::local_size, "64", {500, 500, 505, 495, 500}),
+         test::replayed_variant(VariantKind::local_size, "128", {250, 250, 255, 245, 250}, OutputCheck::changed),
+         test::replayed_variant(VariantKind::build_options, "-cl-fast-relaxed-math", {800, 800, 805, 795, 800},
+                                OutputCheck::within_tolerance),
+         test::replayed_variant(VariantKind::placement, "host", {1500, 1500, 1500, 1500, 1500})});
     r.reliable = true;
 
     REQUIRE(wall_share(ctx.kernels["foo"], 0.5, ctx.wall_ns));
@@ -205,10 +195,10 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
     CHECK(replay_findings({r}, ctx).empty());
     // Overlapping samples: shown, marked uncertain.
     r.status = ReplayStatus::replayed;
-    r.variants = {variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 700, 1000}),
-                  variant(VariantKind::local_size, "64", {900, 900, 905, 895, 1005})};
+    r.variants = {test::replayed_variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 700, 1000}),
+                  test::replayed_variant(VariantKind::local_size, "64", {900, 900, 905, 895, 1005})};
     findings = replay_findings({r}, ctx);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].uncertain);
-    CHECK_FALSE(rankable(variant(VariantKind::local_size, "x", {1}, OutputCheck::changed)));
+    CHECK_FALSE(rankable(test::replayed_variant(VariantKind::local_size, "x", {1}, OutputCheck::changed)));
 }
