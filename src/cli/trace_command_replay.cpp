@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/stats.hpp"
 #include "json/replay_json.hpp"
 #include "render/replay_text.hpp"
 #include "replay/replay_engine.hpp"
@@ -50,7 +51,7 @@ replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& process
     for (auto& [name, times] : launches) {
         std::sort(times.begin(), times.end());
         auto& totals = context.kernels[name];
-        totals.median_ns = quantile(times, 0.5);
+        totals.median_ns = median_of(times);
         // The middle 80%: one outlying launch should not make any replay time look reliable.
         if (totals.median_ns > 0) totals.spread = (quantile(times, 0.9) - quantile(times, 0.1)) / totals.median_ns;
     }
