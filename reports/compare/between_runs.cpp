@@ -13,25 +13,61 @@ std::string noise_family(std::string_view metric) {
     return std::string(metric.substr(0, second));
 }
 
-std::optional<double> BetweenRunNoise::band_for(std::string_view metric) const {
-    const auto it = families.find(noise_family(metric));
-    if (it == families.end() || it->second.ratios == 0) return std::nullopt;
-    return std::expm1(z * it->second.sigma_log);
+std::string figure_key(std::string_view metric, const Labels& labels) {
+    std::string key(metric);
+    if (labels.empty()) return key;
+    char sep = '{';
+    for (const auto& [k, v] : labels) {
+        key += sep;
+        key += k;
+        key += '=';
+        key += v;
+        sep = ',';
+    }
+    return key + '}';
+}
+
+std::optional<double> BetweenRunNoise::sigma_for(std::string_view metric, const Labels& labels) const {
+    const auto fam = families.find(noise_family(metric));
+    if (fam == families.end() || fam->second.ratios == 0) return std::nullopt;
+    const double family_square = fam->second.sigma_log * fam->second.sigma_log;
+    const auto own = figures.find(figure_key(metric, labels));
+    if (own == figures.end() || own->second.ratios == 0) return fam->second.sigma_log;
+    const double n = own->second.ratios;
+    const double own_square = own->second.sigma_log * own->second.sigma_log;
+    return std::sqrt((n * own_square + family_weight * family_square) / (n + family_weight));
+}
+
+std::optional<double> BetweenRunNoise::band_for(std::string_view metric, const Labels& labels) const {
+    const auto sigma = sigma_for(metric, labels);
+    if (!sigma) return std::nullopt;
+    return std::expm1(z * *sigma);
+}
+
+BetweenRunNoise noise_from_log_ratios(const std::vector<LogRatio>& log_ratios, int runs) {
+    BetweenRunNoise noise;
+    noise.runs = runs;
+    std::map<std::string, double> family_squares, figure_squares;
+    for (const auto& r : log_ratios) {
+        if (!std::isfinite(r.value)) continue;
+        const std::string family = noise_family(r.metric);
+        family_squares[family] += r.value * r.value;
+        ++noise.families[family].ratios;
+        figure_squares[r.figure] += r.value * r.value;
+        ++noise.figures[r.figure].ratios;
+    }
+    for (auto& [family, f] : noise.families)
+        f.sigma_log = std::sqrt(family_squares[family] / f.ratios);
+    for (auto& [figure, f] : noise.figures)
+        f.sigma_log = std::sqrt(figure_squares[figure] / f.ratios);
+    return noise;
 }
 
 BetweenRunNoise noise_from_log_ratios(const std::vector<std::pair<std::string, double>>& log_ratios, int runs) {
-    BetweenRunNoise noise;
-    noise.runs = runs;
-    std::map<std::string, double> squares;
-    for (const auto& [metric, l] : log_ratios) {
-        if (!std::isfinite(l)) continue;
-        const std::string family = noise_family(metric);
-        squares[family] += l * l;
-        ++noise.families[family].ratios;
-    }
-    for (auto& [family, f] : noise.families)
-        f.sigma_log = std::sqrt(squares[family] / f.ratios);
-    return noise;
+    std::vector<LogRatio> ratios;
+    for (const auto& [metric, l] : log_ratios)
+        ratios.push_back({metric, metric, l});
+    return noise_from_log_ratios(ratios, runs);
 }
 
 BetweenRunNoise measure_between_runs(const std::vector<const RunReport*>& runs, double threshold) {
@@ -39,7 +75,7 @@ BetweenRunNoise measure_between_runs(const std::vector<const RunReport*>& runs, 
     options.threshold = threshold;
     // Only the ratios are used; the bootstrap interval of each is not.
     options.bootstrap_resamples = 1;
-    std::vector<std::pair<std::string, double>> log_ratios;
+    std::vector<LogRatio> log_ratios;
     for (size_t i = 0; i < runs.size(); ++i)
         for (size_t j = i + 1; j < runs.size(); ++j) {
             const Comparison c = compare_reports(*runs[i], *runs[j], options);
@@ -47,7 +83,7 @@ BetweenRunNoise measure_between_runs(const std::vector<const RunReport*>& runs, 
                 const bool judged =
                     m.verdict == Verdict::faster || m.verdict == Verdict::slower || m.verdict == Verdict::within_noise;
                 if (m.fact || !judged || !m.median_a || !m.median_b || m.ratio <= 0) continue;
-                log_ratios.emplace_back(m.metric, std::log(m.ratio));
+                log_ratios.push_back({m.metric, figure_key(m.metric, m.labels), std::log(m.ratio)});
             }
         }
     return noise_from_log_ratios(log_ratios, static_cast<int>(runs.size()));

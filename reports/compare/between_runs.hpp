@@ -21,23 +21,44 @@ namespace clprobe {
 // ratios as the family has figures.
 std::string noise_family(std::string_view metric);
 
+// One figure: a metric id with its labels ("glm.gradient.time{layout=row,vector=8}").
+std::string figure_key(std::string_view metric, const Labels& labels);
+
 struct FamilyNoise {
     double sigma_log = 0;  // root mean square of ln(ratio) over the family's figures and run pairs
     int ratios = 0;        // how many ratios it pools
 };
 
-struct BetweenRunNoise {
-    int runs = 0;  // runs of A's machine and build, A included
-    // A change is called only beyond z sigma of its family's movement: for normally distributed
-    // log ratios, 1.2% of same-machine figures lie beyond 2.5 sigma.
-    double z = 2.5;
-    std::map<std::string, FamilyNoise> families;
-    // expm1(z * sigma) of the metric's family: the relative change the movement between runs
-    // reaches; nullopt when the repeats measured no figure of that family.
-    std::optional<double> band_for(std::string_view metric) const;
+// One ln(B/A) of a pair of A's runs.
+struct LogRatio {
+    std::string metric;
+    std::string figure;  // figure_key; the metric id alone where labels are not known
+    double value = 0;
 };
 
-// Pure: pools (metric id, ln(ratio)) pairs into families.
+struct BetweenRunNoise {
+    int runs = 0;  // runs of A's machine and build, A included
+    // A change is called only beyond z sigma of its movement: for normally distributed log ratios,
+    // 1.2% of same-machine figures lie beyond 2.5 sigma.
+    double z = 2.5;
+    // How many ratios the family's sigma counts for in a figure's own: a prior worth two pairs of
+    // runs. One figure's few ratios (three from two repeats) are a noisy estimate on their own;
+    // the family's alone lets its noisiest members (a near-zero fraction, a cache-sized variant
+    // moving 3x) set the band of its steady headline figures.
+    double family_weight = 2;
+    std::map<std::string, FamilyNoise> families;
+    std::map<std::string, FamilyNoise> figures;  // by figure_key
+    // The sigma of one figure: its own mean square of ln ratios and its family's, weighted by
+    // their counts (own ratios, family_weight); the family's alone where the figure has none.
+    std::optional<double> sigma_for(std::string_view metric, const Labels& labels) const;
+    // expm1(z * sigma_for): the relative change the movement between runs reaches; nullopt when
+    // the repeats measured no figure of that family.
+    std::optional<double> band_for(std::string_view metric, const Labels& labels = {}) const;
+};
+
+// Pure: pools ln(ratio)s into figures and families.
+BetweenRunNoise noise_from_log_ratios(const std::vector<LogRatio>& log_ratios, int runs);
+// The same, each ratio its own metric's figure (no labels).
 BetweenRunNoise noise_from_log_ratios(const std::vector<std::pair<std::string, double>>& log_ratios, int runs);
 
 // Compares every pair of the given runs (A first, then its repeats) as compare does, without

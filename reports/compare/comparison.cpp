@@ -183,6 +183,12 @@ Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, c
     // The two runs' own spread (cv_a + cv_b): the bootstrap sees the noise within each run, but on
     // a busy or shared machine the median itself moves between runs by about one sample's spread.
     c.band = std::max({o.threshold, a.summary.cv + b.summary.cv, c.between_runs_band});
+    // Where the movement between runs of A sets the band, it was measured on exactly this kind of
+    // number, the ratio of two runs' medians, so the sampling noise of each median is already in
+    // it: the ratio of medians is held against it, not the bootstrap interval (which would count
+    // that noise twice and let a kernel planted 2.3x slower pass inside an 85% band). The interval
+    // is still reported.
+    const bool between_runs_judge = c.between_runs_band > 0 && c.band == c.between_runs_band;
     // A timed metric of one driver: each sample scaled by the reference timed just before its
     // probe, so a probe that ran in a slow phase of one run compares with the same probe in a fast
     // phase of the other as the same machine would. A constant factor per probe and run, so the
@@ -209,6 +215,7 @@ Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, c
             c.ratio_high *= factor;
         }
     }
+    if (between_runs_judge) return verdict_of(c.ratio, c.ratio, c.band, c.higher_is_better);
     return verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
 }
 
@@ -235,7 +242,7 @@ MetricComparison compare_pair(const Placed& pa, const Placed& pb, const CompareO
     const Disturbance da = disturbance_of(pa, "A", refs.cpu_device_a), db = disturbance_of(pb, "B", refs.cpu_device_b);
     // Measured between repeated runs of A: how far this metric's family moves from one run to the
     // next on this machine, which no single run's spread shows.
-    if (o.between_runs) c.between_runs_band = o.between_runs->band_for(c.metric).value_or(0);
+    if (o.between_runs) c.between_runs_band = o.between_runs->band_for(c.metric, c.labels).value_or(0);
     const Verdict measured = compare_timed(c, pa, pb, o, refs, seed);
     // Still measured and shown (ratio, interval), but a change that the load measured beside its
     // probe can explain is not judged.

@@ -1,20 +1,52 @@
 """`compare --fail-on-regression` as CI uses it, on real runs of this machine (PoCL).
 
-Four quick runs restricted to the kernel layer and small GLM and attention shapes: a baseline, the
-same machine again, one compute unit fewer (POCL_MAX_PTHREAD_COUNT=1, where the device has two or
-more), and a planted slower GLM kernel (an edited copy of kernels/glm/gradient.cl run with
---kernel-dir). The gate must pass the same machine, fail on the lost compute unit naming the compute
-units and the ceilings, and fail on the planted kernel naming the GLM metrics and no other workload's.
-The drift model (docs/report-schema.md, "Machine drift") is what makes the first two hold on a
-machine whose throughput switches state; the cross-driver case is in test_second_driver.py.
+Quick runs restricted to the kernel layer and memory-level GLM and decode shapes (the GLM matrix and
+the KV cache at least 4x the last cache, where this machine's runs move least): a baseline run three times
+(the second and third are `--baseline-repeat`s, which measure how far figures move between runs of
+one build), the same machine again, one compute unit fewer (POCL_MAX_PTHREAD_COUNT=1, where the
+device has two or more), and a planted slower GLM kernel (an edited copy of kernels/glm/gradient.cl
+run with --kernel-dir). The gate must pass the same machine, fail on the lost compute unit naming the
+compute units and the ceilings, and fail on the planted kernel naming the GLM metrics and no other
+workload's. The drift model (docs/report-schema.md, "Machine drift" and "Movement between runs") is
+what makes the first two hold on a machine whose throughput switches state; the cross-driver case is
+in test_second_driver.py.
 """
 import os
 import shutil
 
 from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
 
-SHAPES = ("--glm-rows", "65536", "--glm-cols", "64", "--glm-batch", "16384", "--attn-seq", "64", "--attn-kv-len",
-          "512", "--attn-heads", "4")
+GLM_COLS = 64
+
+
+def last_cache_bytes():
+    """The host's last cache (PoCL's CPU device is the host's CPU); 32 MiB where sysfs does not say."""
+    best = 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for index in (os.listdir(base) if os.path.isdir(base) else []):
+        try:
+            with open(os.path.join(base, index, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:], 1)
+        best = max(best, int(text.rstrip("KM")) * scale)
+    return best or 32 * 1024 * 1024
+
+
+def memory_level(start, bytes_per_step):
+    """The least power of two from `start` whose working set is at least 4x the last cache."""
+    n = start
+    while n * bytes_per_step < 4 * last_cache_bytes():
+        n *= 2
+    return n
+
+
+ATTN_HEADS, HEAD_DIM = 4, 64
+SHAPES = ("--glm-rows", str(memory_level(65536, GLM_COLS * 4)), "--glm-cols", str(GLM_COLS), "--glm-batch", "16384",
+          "--attn-seq", "64", "--attn-heads", str(ATTN_HEADS), "--attn-head-dim", str(HEAD_DIM), "--attn-kv-len",
+          str(memory_level(512, ATTN_HEADS * HEAD_DIM * 2 * 4)))  # K and V of fp32 per token
+REPEATS = ("base2", "base3")  # further runs of the baseline: the movement between runs of one build
 
 _runs = {}
 _load_before = os.getloadavg()[0]  # before any run of this test
@@ -54,10 +86,19 @@ def diagnose(name, *extra, env=None):
     return _runs[name]
 
 
-def gate(a, b):
+def baseline():
+    """The baseline run and its repeats, as `compare` arguments after A."""
+    base, doc = diagnose("base")
+    repeats = []
+    for name in REPEATS:
+        repeats += ["--baseline-repeat", diagnose(name)[0]]
+    return base, doc, repeats
+
+
+def gate(a, repeats, b):
     """compare --fail-on-regression (exit code, stderr) and the --json comparison."""
-    g = run("compare", a, b, "--fail-on-regression")
-    j = run("compare", a, b, "--json")
+    g = run("compare", a, b, *repeats, "--fail-on-regression")
+    j = run("compare", a, b, *repeats, "--json")
     expect(j.rc == 0, "compare --json", j)
     return g, load_json(j.stdout, j)
 
@@ -76,9 +117,10 @@ def disturbed(doc, prefix=""):
 
 
 def test_same_machine_twice_passes():
-    base, _ = diagnose("base")
+    base, _, repeats = baseline()
     again, _ = diagnose("again")
-    g, doc = gate(base, again)
+    g, doc = gate(base, repeats, again)
+    expect(doc["baseline_runs"] == 1 + len(REPEATS), f"the repeats were not used: {doc['baseline_runs']}")
     moved = called(doc)
     expect(g.rc == 0, f"the gate failed two runs of one machine: {[m['metric'] for m in moved]}", g)
     expect(doc["machine"]["regressed"] is False, f"a machine shift between two runs: {doc['machine']['text']}")
@@ -89,7 +131,7 @@ def test_same_machine_twice_passes():
 
 
 def test_one_compute_unit_fewer_fails_naming_it():
-    base, doc = diagnose("base")
+    base, doc, repeats = baseline()
     units = doc["device"]["compute_units"]
     if units < 2:
         print("(one compute unit: nothing to take away, the case is not run)")
@@ -104,7 +146,7 @@ def test_one_compute_unit_fewer_fails_naming_it():
         return
     fewer, fewer_doc = diagnose("fewer", env={"POCL_MAX_PTHREAD_COUNT": str(units // 2)})
     expect(fewer_doc["device"]["compute_units"] < units, "POCL_MAX_PTHREAD_COUNT did not lower the compute units")
-    g, cmp = gate(base, fewer)
+    g, cmp = gate(base, repeats, fewer)
     expect(g.rc == 4, "the gate passed a device with half its compute units", g)
     expect("device.compute_units" in g.stderr and "computes" in g.stderr, "the gate does not name the compute units",
            g)
@@ -115,15 +157,15 @@ def test_one_compute_unit_fewer_fails_naming_it():
         expect(any(m.startswith("kernel.peak.fp") for m in slower), f"no ceiling called slower: {sorted(slower)}", g)
     expect(cmp["machine"]["shifts"][0]["series"] == "compute" and cmp["machine"]["shifts"][0]["verdict"] == "slower",
            f"the machine's compute is not called slower: {cmp['machine']['text']}")
-    c = run("compare", base, fewer)
+    c = run("compare", base, fewer, *repeats)
     expect(c.stdout.splitlines()[2].startswith("Machine: this device computes"),
            "the machine's shift is not the comparison's first line", c)
 
 
 def test_planted_slower_kernel_fails_naming_that_workload():
-    base, _ = diagnose("base")
+    base, _, repeats = baseline()
     slow, _ = diagnose("planted", "--kernel-dir", planted_kernels())
-    g, doc = gate(base, slow)
+    g, doc = gate(base, repeats, slow)
     # The gate judges only what was measured on a quiet host; a GLM probe that shared the CPUs with
     # other work in either run is reported as not judged, and there is nothing to assert.
     if disturbed(doc, "glm.gradient"):

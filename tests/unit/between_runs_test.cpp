@@ -116,3 +116,56 @@ TEST_CASE("between runs: without repeats, called timed figures come with the adv
     const std::string quiet = render_comparison_text(compare_reports(run(10, 200), run(10, 200)), {});
     CHECK(quiet.find("Between runs") == std::string::npos);
 }
+
+TEST_CASE("between runs: a figure's own movement is weighed with its family's", "[compare][between_runs]") {
+    // Family glm.gradient: a steady headline (ln ratios 0.01) and a noisy variant (ln ratios 1.0),
+    // three pairs each, as two repeats of A give.
+    std::vector<LogRatio> ratios;
+    for (int pair = 0; pair < 3; ++pair) {
+        ratios.push_back({"glm.gradient.best.bandwidth", "glm.gradient.best.bandwidth", 0.01});
+        ratios.push_back({"glm.gradient.time", figure_key("glm.gradient.time", {{"reduction", "atomic"}}), 1.0});
+    }
+    const BetweenRunNoise n = noise_from_log_ratios(ratios, 3);
+    const double family = n.families.at("glm.gradient").sigma_log;
+    CHECK(family == Approx(std::sqrt((3 * 0.01 * 0.01 + 3 * 1.0) / 6)));
+    // Own ratios count 3, the family's sigma as 2 more: sqrt((3 own^2 + 2 family^2) / 5).
+    const auto steady = n.sigma_for("glm.gradient.best.bandwidth", {});
+    const auto noisy = n.sigma_for("glm.gradient.time", {{"reduction", "atomic"}});
+    REQUIRE(steady);
+    REQUIRE(noisy);
+    CHECK(*steady == Approx(std::sqrt((3 * 0.01 * 0.01 + 2 * family * family) / 5)));
+    CHECK(*noisy == Approx(std::sqrt((3 * 1.0 + 2 * family * family) / 5)));
+    CHECK(*steady < family);
+    CHECK(*noisy > family);
+    // A figure the repeats did not see (another label) gets the family's sigma.
+    CHECK(*n.sigma_for("glm.gradient.time", {{"reduction", "local"}}) == Approx(family));
+    CHECK(*n.band_for("glm.gradient.best.bandwidth") == Approx(std::expm1(2.5 * *steady)));
+    CHECK(figure_key("glm.gradient.time", {{"b", "2"}, {"a", "1"}}) == "glm.gradient.time{a=1,b=2}");
+}
+
+TEST_CASE("between runs: the ratio of medians is held against the measured movement, not the interval",
+          "[compare][between_runs]") {
+    // Each run's GLM samples spread from 0.7x to 1.45x their median (a shared machine's phases),
+    // so a bootstrap interval of B/A is wide; between A's runs the medians moved 30%.
+    auto spread = [](double centre) {
+        return std::vector<double>{centre * 0.7, centre * 0.85, centre, centre * 1.2, centre * 1.45};
+    };
+    auto wide_run = [&](double glm_ms) {
+        RunReport r = run(glm_ms, 200);
+        r.results[0].measurements[0] = make_measurement("glm.gradient.time", "ms", {{"layout", "row"}}, spread(glm_ms),
+                                                        TimerKind::device_profiling, false);
+        return r;
+    };
+    const RunReport a = wide_run(10), a2 = wide_run(13);
+    const BetweenRunNoise noise = measure_between_runs({&a, &a2}, 0.05);
+    CompareOptions o;
+    o.between_runs = &noise;
+    // 2.3x slower: the medians' ratio is far beyond the ~93% band though the interval reaches it.
+    const Comparison c = compare_reports(a, wide_run(23), o);
+    const MetricComparison& glm = metric(c, "glm.gradient.time");
+    CHECK(glm.band == Approx(glm.between_runs_band));
+    CHECK(glm.ratio_low < 1 + glm.band);  // the interval alone would not have called it
+    CHECK(glm.verdict == Verdict::slower);
+    // The same spread, medians 20% apart: inside the measured movement.
+    CHECK(metric(compare_reports(a, wide_run(12), o), "glm.gradient.time").verdict == Verdict::within_noise);
+}
