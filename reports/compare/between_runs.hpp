@@ -38,9 +38,13 @@ struct LogRatio {
 
 struct BetweenRunNoise {
     int runs = 0;  // runs of A's machine and build, A included
-    // A change is called only beyond z sigma of its movement: for normally distributed log ratios,
-    // 1.2% of same-machine figures lie beyond 2.5 sigma.
-    double z = 2.5;
+    // A change is called only beyond z sigma of its movement. For normally distributed log ratios
+    // 0.27% of same-machine figures lie beyond 3 sigma, but this VM's ratios have heavy tails (2x
+    // compute phases): on 12 same-machine comparisons with two repeats, 2.5 sigma called 1.9% of
+    // the timed figures and tripped the gate once (an FMA ceiling measured in a slow phase), and
+    // called a decode figure beside a planted GLM kernel; 3 sigma called 1.5%, never tripped the
+    // gate and still caught the planted kernel and the lost compute unit every time.
+    double z = 3.0;
     // How many ratios the family's sigma counts for in a figure's own: a prior worth two pairs of
     // runs. One figure's few ratios (three from two repeats) are a noisy estimate on their own;
     // the family's alone lets its noisiest members (a near-zero fraction, a cache-sized variant

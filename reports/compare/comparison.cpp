@@ -584,6 +584,7 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
 
     if (options.between_runs) {
         c.baseline_runs = options.between_runs->runs;
+        c.between_runs_z = options.between_runs->z;
         for (const auto& [family, f] : options.between_runs->families)
             if (f.ratios > 0)
                 c.between_runs_bands.emplace_back(family, std::expm1(options.between_runs->z * f.sigma_log));

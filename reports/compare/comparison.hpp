@@ -157,6 +157,7 @@ struct Comparison {
     // whose band it widened, widest first ("glm.gradient", band).
     int baseline_runs = 1;
     std::vector<std::pair<std::string, double>> between_runs_bands;
+    double between_runs_z = 0;  // how many sigmas of that movement a band spans (BetweenRunNoise::z)
 
     int count(Verdict v) const;
     // Headline metrics that came out significantly worse in B: with machine->regressions(), what

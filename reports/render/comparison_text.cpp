@@ -88,8 +88,8 @@ std::string between_runs_summary(const Comparison& c) {
                                   100 * c.between_runs_bands[i].second);
         return fmt::format(
             "Between runs: {} runs of A measured how far each family of figures moves from run to run; a band is at "
-            "least 2.5 times that movement (widest: {})\n",
-            c.baseline_runs, widest.empty() ? "none" : widest);
+            "least {:g} times that movement (widest: {})\n",
+            c.baseline_runs, c.between_runs_z, widest.empty() ? "none" : widest);
     }
     const bool called = std::any_of(c.metrics.begin(), c.metrics.end(), [](const MetricComparison& m) {
         return !m.fact && (m.verdict == Verdict::slower || m.verdict == Verdict::faster);
