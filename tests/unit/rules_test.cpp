@@ -446,6 +446,25 @@ TEST_CASE("rule build cache: a 510 ms build 5.1x a binary load is a finding", "[
     check_evidence(f.evidence[1], binary);
 }
 
+TEST_CASE("rule build cache: a driver that caches its builds gets the advice for an empty cache", "[rules][kernel]") {
+    const auto cold = build("cold", steady(1700));
+    const auto binary = build("binary_cache", steady(80));
+    const auto driver = build("driver_cache", steady(90));
+    const auto r = analyzed(report_of({cold, driver, binary}), kernel_rules(), "kernel.build.cache_binaries");
+    const Finding& f = ranked_finding(r, "kernel.build.cache_binaries", "kernel");
+    CHECK_THAT(f.suggestion, Catch::Matchers::Contains("caches builds itself") && Catch::Matchers::Contains("90 ms") &&
+                                 Catch::Matchers::Contains("starts empty"));
+    REQUIRE(f.evidence.size() == 3);
+    check_evidence(f.evidence[2], driver);
+    // A driver whose second source build is as slow as the first (no cache of its own): the
+    // binary-cache advice as such.
+    const auto r_plain = analyzed(report_of({cold, build("driver_cache", steady(1650)), binary}), kernel_rules(),
+                                  "kernel.build.cache_binaries");
+    const Finding& plain = ranked_finding(r_plain, "kernel.build.cache_binaries", "kernel");
+    CHECK_THAT(plain.suggestion, Catch::Matchers::StartsWith("Save program binaries"));
+    CHECK(plain.evidence.size() == 2);
+}
+
 TEST_CASE("rule build cache: a 4.8x cache speed-up is below the threshold", "[rules][kernel]") {
     check_silent(analyzed(report_of({build("cold", steady(600)), build("binary_cache", steady(125))}), kernel_rules(),
                           "kernel.build.cache_binaries"));
