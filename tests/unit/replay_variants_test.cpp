@@ -115,6 +115,10 @@ TEST_CASE("replay outputs: bitwise, within tolerance, changed", "[replay]") {
     CHECK(element_type_of("half*") == ElementType::half);
     CHECK(element_type_of("int*") == ElementType::bytes);
     CHECK(element_type_of("floaty*") == ElementType::bytes);
+    // Images by their channel type: CL_FLOAT, CL_HALF_FLOAT within tolerance; CL_UNORM_INT8 bitwise.
+    CHECK(image_element_type(0x10DE) == ElementType::float32);
+    CHECK(image_element_type(0x10DD) == ElementType::half);
+    CHECK(image_element_type(0x10D2) == ElementType::bytes);
 }
 
 TEST_CASE("replay reliability: the as-captured median against the traced time", "[replay]") {
