@@ -3,8 +3,8 @@
 #   0. formatting: every C++ file as the project's .clang-format writes it (clang-format 14);
 #   1. the unit, integration and CLI tests again, built with clang under AddressSanitizer and
 #      UndefinedBehaviorSanitizer (build-sanitize/);
-#   2. bounded libFuzzer runs on the report reader, on option parsing and on the trace reader (FUZZ_SECONDS each,
-#      default 30), from the corpus in tests/fuzz/corpus. A crash fails CI and leaves its input in
+#   2. bounded libFuzzer runs on the report reader, on option parsing, on the trace reader and on the
+#      replay's capture reader (FUZZ_SECONDS each, default 30), from the corpus in tests/fuzz/corpus. A crash fails CI and leaves its input in
 #      build-sanitize/fuzz-artifacts/: add it to tests/fuzz/regressions/<target>/ as a regression.
 # Needs what .ci/setup.sh installs, plus clang; run it as .ci/setup.sh is run (root or sudo).
 set -euo pipefail
@@ -56,7 +56,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir build-sanitize --output-on-failure --timeout 900 -j"$(nproc)" \
     -E "kernels: oclgrind|lazy driver:[^ ]|cli: test_cold_start|cli: test_faults"
 
-for target in report_reader_fuzz options_fuzz trace_reader_fuzz; do
+for target in report_reader_fuzz options_fuzz trace_reader_fuzz capture_reader_fuzz; do
     corpus=$(mktemp -d)
     cp -r tests/fuzz/corpus/"${target%_fuzz}"/. tests/fuzz/regressions/"${target%_fuzz}"/. "$corpus"/
     mkdir -p build-sanitize/fuzz-artifacts

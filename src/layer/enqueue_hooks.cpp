@@ -271,13 +271,22 @@ cl_int CL_API_CALL enqueue_nd_range_kernel(cl_command_queue q, cl_kernel k, cl_u
     });
 }
 
-cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+cl_int task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event* wait, cl_event* ev) {
     if (!capturing()) return next.clEnqueueTask(q, k, nwait, wait, ev);
     Enqueue e(Command::task, q);
     e.call.kernel = k;
     e.call.dims = 1;  // one work-item: sizes 1,1,1
     kernel_footprint(e);
     return e.run(ev, [&](cl_event* slot) { return next.clEnqueueTask(q, k, nwait, wait, slot); });
+}
+
+cl_int CL_API_CALL enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait, const cl_event* wait, cl_event* ev) {
+    if (!replay_enabled() || !recording()) return task(q, k, nwait, wait, ev);
+    // A task is the ND-range of one work-item in one group (OpenCL 1.2, clEnqueueTask): captured
+    // as work_dim 1, global and local size 1, and replayed as that ND-range.
+    static constexpr size_t one = 1;
+    return replay_nd_range(NdRange{q, k, 1, nullptr, &one, &one, nwait, wait}, ev,
+                           [&](cl_event* slot) { return task(q, k, nwait, wait, slot); });
 }
 
 cl_int CL_API_CALL enqueue_native_kernel(cl_command_queue q, void(CL_CALLBACK* fn)(void*), void* args, size_t cb_args,

@@ -699,6 +699,36 @@ cl_int CL_API_CALL set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const 
     return rc;
 }
 
+// Samplers matter only to `clprobe trace --replay` (a kernel argument set to one is captured as a
+// sampler): nothing is recorded of them.
+cl_sampler CL_API_CALL create_sampler(cl_context context, cl_bool normalized, cl_addressing_mode addressing,
+                                      cl_filter_mode filter, cl_int* err) {
+    cl_sampler s = next.clCreateSampler(context, normalized, addressing, filter, err);
+    if (s && replay_enabled()) replay_note_sampler(s);
+    return s;
+}
+
+cl_sampler CL_API_CALL create_sampler_with_properties(cl_context context, const cl_sampler_properties* props,
+                                                      cl_int* err) {
+    cl_sampler s = next.clCreateSamplerWithProperties(context, props, err);
+    if (s && replay_enabled()) replay_note_sampler(s);
+    return s;
+}
+
+cl_int CL_API_CALL retain_sampler(cl_sampler s) {
+    const cl_int rc = next.clRetainSampler(s);
+    if (rc == CL_SUCCESS && replay_enabled()) replay_retain_sampler(s);
+    return rc;
+}
+
+cl_int CL_API_CALL release_sampler(cl_sampler s) {
+    if (!replay_enabled()) return next.clReleaseSampler(s);
+    const bool held = replay_release_sampler(s);
+    const cl_int rc = next.clReleaseSampler(s);
+    if (held && rc != CL_SUCCESS) replay_unrelease_sampler(s);
+    return rc;
+}
+
 }  // namespace
 
 void install_object_hooks(cl_icd_dispatch& t) {
@@ -715,6 +745,10 @@ void install_object_hooks(cl_icd_dispatch& t) {
     hook(t.clCreateImage2D, create_image_2d);
     hook(t.clCreateImage3D, create_image_3d);
     hook(t.clCreatePipe, create_pipe);
+    hook(t.clCreateSampler, create_sampler);
+    hook(t.clCreateSamplerWithProperties, create_sampler_with_properties);
+    hook(t.clRetainSampler, retain_sampler);
+    hook(t.clReleaseSampler, release_sampler);
     hook(t.clRetainMemObject, retain_mem_object);
     hook(t.clReleaseMemObject, release_mem_object);
     hook(t.clSVMAlloc, svm_alloc);

@@ -65,8 +65,9 @@ struct State {
     replay::CaptureBudget budget;
     std::unordered_map<cl_program, ProgramEntry> programs;
     std::unordered_map<cl_kernel, KernelEntry> kernels;
-    std::map<KernelKey, uint64_t> launches;  // per kernel name and program: launches seen
-    std::set<KernelKey> claimed;             // captured, skipped, or being captured
+    std::unordered_map<cl_sampler, uint64_t> samplers;  // live samplers: the program's references
+    std::map<KernelKey, uint64_t> launches;             // per kernel name and program: launches seen
+    std::set<KernelKey> claimed;                        // captured, skipped, or being captured
     uint64_t next_folder = 0;
     // Held from a capture's first wait to its last read: one capture at a time, so two threads'
     // captures never wait on each other's queues half-way.
@@ -147,7 +148,7 @@ bool write_capture(const ReplayCapture& c) {
         if (!write_all(folder + "/" + replay::program_file(r.origin), c.program_bytes.data(), c.program_bytes.size()))
             return false;
         for (size_t i = 0; i < r.args.size(); ++i) {
-            if (r.args[i].kind != ArgKind::buffer) continue;
+            if (r.args[i].kind != ArgKind::buffer && r.args[i].kind != ArgKind::image) continue;
             if (!write_all(folder + "/" + replay::data_file(r.args[i].index, false), c.inputs[i].data(),
                            c.inputs[i].size()) ||
                 !write_all(folder + "/" + replay::data_file(r.args[i].index, true), c.outputs[i].data(),
@@ -193,6 +194,76 @@ cl_mem memory_root(cl_mem m) {
     return m;
 }
 
+// A memory argument the host may not read (the layer reads it from the host): the reason.
+std::optional<std::string> host_access_reason(const char* what, cl_uint i, cl_mem_flags flags) {
+    if (flags & CL_MEM_HOST_NO_ACCESS)
+        return std::string(what) + " argument " + std::to_string(i) + " created with CL_MEM_HOST_NO_ACCESS";
+    if (flags & CL_MEM_HOST_WRITE_ONLY)
+        return std::string(what) + " argument " + std::to_string(i) + " created with CL_MEM_HOST_WRITE_ONLY";
+    return std::nullopt;
+}
+
+template <typename T>
+T image_info(cl_mem m, cl_image_info what) {
+    T value{};
+    if (next.clGetImageInfo(m, what, sizeof value, &value, nullptr) != CL_SUCCESS) return T{};
+    return value;
+}
+
+// An image argument's shape from clGetImageInfo, or the reason it is not captured.
+std::optional<std::string> describe_image(cl_mem m, cl_uint i, cl_mem_object_type type, replay::ImageShape& shape) {
+    // Mip levels and samples are OpenCL 1.2 queries; a driver that fails them has neither.
+    const auto reason = replay::image_skip_reason(i, type, image_info<cl_uint>(m, CL_IMAGE_NUM_MIP_LEVELS),
+                                                  image_info<cl_uint>(m, CL_IMAGE_NUM_SAMPLES));
+    if (reason) return reason;
+    cl_image_format format{};
+    if (next.clGetImageInfo(m, CL_IMAGE_FORMAT, sizeof format, &format, nullptr) != CL_SUCCESS)
+        return "image argument " + std::to_string(i) + ": its format is unreadable";
+    shape.type = type;
+    shape.channel_order = format.image_channel_order;
+    shape.channel_type = format.image_channel_data_type;
+    shape.element_size = image_info<size_t>(m, CL_IMAGE_ELEMENT_SIZE);
+    // The driver says 0 for an extent the type does not have; the capture says 1.
+    shape.width = std::max<size_t>(1, image_info<size_t>(m, CL_IMAGE_WIDTH));
+    shape.height = std::max<size_t>(1, image_info<size_t>(m, CL_IMAGE_HEIGHT));
+    shape.depth = std::max<size_t>(1, image_info<size_t>(m, CL_IMAGE_DEPTH));
+    shape.array_size = std::max<size_t>(1, image_info<size_t>(m, CL_IMAGE_ARRAY_SIZE));
+    if (type != CL_MEM_OBJECT_IMAGE2D && type != CL_MEM_OBJECT_IMAGE2D_ARRAY && type != CL_MEM_OBJECT_IMAGE3D)
+        shape.height = 1;
+    if (type != CL_MEM_OBJECT_IMAGE3D) shape.depth = 1;
+    if (type != CL_MEM_OBJECT_IMAGE1D_ARRAY && type != CL_MEM_OBJECT_IMAGE2D_ARRAY) shape.array_size = 1;
+    if (shape.element_size == 0 || replay::image_bytes(shape) == 0)
+        return "image argument " + std::to_string(i) + ": its size is unreadable";
+    return std::nullopt;
+}
+
+// A sampler argument's properties. Only a sampler the layer saw created and the program still
+// holds is asked (the driver's argument info may say sampler_t of a value the layer cannot vouch
+// for; asking a stale handle could crash the program).
+std::optional<std::string> describe_sampler(const ArgValue& v, cl_uint i, replay::SamplerShape& shape) {
+    cl_sampler s = nullptr;
+    if (v.kind != ArgKind::sampler || v.bytes.size() != sizeof s)
+        return "sampler argument " + std::to_string(i) + " is no sampler the layer saw created";
+    std::memcpy(&s, v.bytes.data(), sizeof s);
+    {
+        std::lock_guard lock(g_state->mu);
+        if (!g_state->samplers.count(s))
+            return "sampler argument " + std::to_string(i) + " was released before the launch";
+    }
+    cl_bool normalized = CL_FALSE;
+    cl_addressing_mode addressing = 0;
+    cl_filter_mode filter = 0;
+    if (!s ||
+        next.clGetSamplerInfo(s, CL_SAMPLER_NORMALIZED_COORDS, sizeof normalized, &normalized, nullptr) != CL_SUCCESS ||
+        next.clGetSamplerInfo(s, CL_SAMPLER_ADDRESSING_MODE, sizeof addressing, &addressing, nullptr) != CL_SUCCESS ||
+        next.clGetSamplerInfo(s, CL_SAMPLER_FILTER_MODE, sizeof filter, &filter, nullptr) != CL_SUCCESS)
+        return "sampler argument " + std::to_string(i) + " is unreadable";
+    shape.normalized_coords = normalized == CL_TRUE;
+    shape.addressing_mode = addressing;
+    shape.filter_mode = filter;
+    return std::nullopt;
+}
+
 // Fills the record's arguments from what the kernel was set to; the reason it cannot be
 // captured, if any.
 std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint, ArgValue>& set) {
@@ -207,8 +278,8 @@ std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint
         a.index = i;
         a.kind = v.kind;
         if (const auto declared = declared_kind(c.kernel, i, v.kind)) a.kind = *declared;
-        if (a.kind == ArgKind::buffer) {
-            cl_mem_object_type type = 0;
+        cl_mem_object_type type = 0;
+        if (v.kind == ArgKind::buffer) {
             if (next.clGetMemObjectInfo(v.mem, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS)
                 return "buffer argument " + std::to_string(i) + " is no longer a valid memory object";
             if (type == CL_MEM_OBJECT_PIPE)
@@ -218,26 +289,34 @@ std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint
         }
         if (const auto reason = replay::arg_skip_reason(a.kind, i)) return reason;
         cl_mem mem = nullptr;
-        if (a.kind == ArgKind::buffer) {
+        if (a.kind == ArgKind::buffer || a.kind == ArgKind::image) {
+            const char* what = a.kind == ArgKind::buffer ? "buffer" : "image";
+            // An image the layer did not see created (one from an interop API, say) has no cl_mem here.
+            if (v.kind != ArgKind::buffer)
+                return std::string(what) + " argument " + std::to_string(i) +
+                       " is no memory object the layer saw created";
             cl_mem_flags flags = 0;
             size_t size = 0;
             next.clGetMemObjectInfo(v.mem, CL_MEM_FLAGS, sizeof flags, &flags, nullptr);
             next.clGetMemObjectInfo(v.mem, CL_MEM_SIZE, sizeof size, &size, nullptr);
-            // The layer reads buffers from the host: one the host may not read is not captured.
-            if (flags & CL_MEM_HOST_NO_ACCESS)
-                return "buffer argument " + std::to_string(i) + " created with CL_MEM_HOST_NO_ACCESS";
-            if (flags & CL_MEM_HOST_WRITE_ONLY)
-                return "buffer argument " + std::to_string(i) + " created with CL_MEM_HOST_WRITE_ONLY";
-            // Two arguments on one buffer (the same one, or sub-buffers of one parent) would become
-            // two separate buffers in a replay: not the same launch.
+            if (auto reason = host_access_reason(what, i, flags)) return reason;
+            // Two arguments on one memory object (the same one, sub-buffers of one parent, or an
+            // image made from a buffer beside that buffer) would become two separate objects in a
+            // replay: not the same launch.
             const cl_mem root = memory_root(v.mem);
             for (size_t j = 0; j < c.mems.size(); ++j)
                 if (c.mems[j] && memory_root(c.mems[j]) == root)
-                    return "buffer argument " + std::to_string(i) + " shares its memory with argument " +
+                    return std::string(what) + " argument " + std::to_string(i) + " shares its memory with argument " +
                            std::to_string(c.record.args[j].index);
+            if (a.kind == ArgKind::image) {
+                if (auto reason = describe_image(v.mem, i, type, a.image)) return reason;
+                size = replay::image_bytes(a.image);  // tightly packed, as read
+            }
             a.size = size;
             a.flags = flags;
             mem = v.mem;
+        } else if (a.kind == ArgKind::sampler) {
+            if (auto reason = describe_sampler(v, i, a.sampler)) return reason;
         } else if (a.kind == ArgKind::local) {
             a.size = v.size;
         } else {
@@ -250,17 +329,28 @@ std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint
     return std::nullopt;
 }
 
-// Reads every buffer argument into `into` (blocking, through the driver: no record).
-std::optional<std::string> read_buffers(ReplayCapture& c, std::vector<std::vector<uint8_t>>& into) {
+// Reads every buffer and image argument into `into` (blocking, through the driver: no record);
+// images tightly packed (zero row and slice pitch), the whole of level 0.
+std::optional<std::string> read_memory(ReplayCapture& c, std::vector<std::vector<uint8_t>>& into) {
     into.assign(c.record.args.size(), {});
     for (size_t i = 0; i < c.record.args.size(); ++i) {
         if (!c.mems[i]) continue;
-        into[i].resize(c.record.args[i].size);
-        const cl_int rc = next.clEnqueueReadBuffer(c.queue, c.mems[i], CL_TRUE, 0, into[i].size(), into[i].data(), 0,
-                                                   nullptr, nullptr);
+        const replay::CaptureArg& a = c.record.args[i];
+        into[i].resize(a.size);
+        cl_int rc = CL_SUCCESS;
+        if (a.kind == ArgKind::image) {
+            const auto r = *replay::image_region(a.image);
+            const size_t origin[3] = {0, 0, 0};
+            const size_t region[3] = {r[0], r[1], r[2]};
+            rc = next.clEnqueueReadImage(c.queue, c.mems[i], CL_TRUE, origin, region, 0, 0, into[i].data(), 0, nullptr,
+                                         nullptr);
+        } else {
+            rc = next.clEnqueueReadBuffer(c.queue, c.mems[i], CL_TRUE, 0, into[i].size(), into[i].data(), 0, nullptr,
+                                          nullptr);
+        }
         if (rc != CL_SUCCESS)
-            return "reading buffer argument " + std::to_string(c.record.args[i].index) + " failed (OpenCL error " +
-                   std::to_string(rc) + ")";
+            return "reading " + std::string(a.kind == ArgKind::image ? "image" : "buffer") + " argument " +
+                   std::to_string(a.index) + " failed (OpenCL error " + std::to_string(rc) + ")";
     }
     return std::nullopt;
 }
@@ -343,15 +433,49 @@ void replay_note_kernel(cl_kernel k, cl_program p, std::string_view name, cl_ker
 void replay_note_arg(cl_kernel k, cl_uint index, size_t size, const void* value, bool known_mem) {
     if (!g_state) return;
     ArgValue v;
-    v.kind = replay::classify_arg(size, value == nullptr, known_mem);
+    std::lock_guard lock(g_state->mu);
+    bool known_sampler = false;
+    if (!known_mem && value && size == sizeof(cl_sampler)) {
+        cl_sampler s = nullptr;
+        std::memcpy(&s, value, sizeof s);
+        known_sampler = g_state->samplers.count(s) > 0;
+    }
+    v.kind = replay::classify_arg(size, value == nullptr, known_mem, known_sampler);
     v.size = size;
     if (v.kind == ArgKind::buffer)
         std::memcpy(&v.mem, value, sizeof v.mem);
-    else if (v.kind == ArgKind::scalar && value)
+    else if ((v.kind == ArgKind::scalar || v.kind == ArgKind::sampler) && value)
         v.bytes.assign(static_cast<const uint8_t*>(value), static_cast<const uint8_t*>(value) + size);
-    std::lock_guard lock(g_state->mu);
     const auto it = g_state->kernels.find(k);
     if (it != g_state->kernels.end()) it->second.args[index] = std::move(v);
+}
+
+void replay_note_sampler(cl_sampler s) {
+    if (!s || !g_state) return;
+    std::lock_guard lock(g_state->mu);
+    g_state->samplers[s] = 1;
+}
+
+void replay_retain_sampler(cl_sampler s) {
+    if (!g_state) return;
+    std::lock_guard lock(g_state->mu);
+    const auto it = g_state->samplers.find(s);
+    if (it != g_state->samplers.end()) ++it->second;
+}
+
+bool replay_release_sampler(cl_sampler s) {
+    if (!g_state) return false;
+    std::lock_guard lock(g_state->mu);
+    const auto it = g_state->samplers.find(s);
+    if (it == g_state->samplers.end()) return false;
+    if (--it->second == 0) g_state->samplers.erase(it);
+    return true;
+}
+
+void replay_unrelease_sampler(cl_sampler s) {
+    if (!g_state) return;
+    std::lock_guard lock(g_state->mu);
+    ++g_state->samplers[s];
 }
 
 void replay_note_svm_arg(cl_kernel k, cl_uint index) {
@@ -421,7 +545,7 @@ ReplayCapture* replay_begin(const NdRange& l) {
     if (!reason) {
         uint64_t bytes = 0;
         for (const auto& a : r.args)
-            if (a.kind == ArgKind::buffer) bytes += 2 * a.size;  // its input and its output
+            if (a.kind == ArgKind::buffer || a.kind == ArgKind::image) bytes += 2 * a.size;  // its input and output
         std::lock_guard lock(g_state->mu);
         reason = g_state->budget.charge(bytes);
         if (!reason) c->charged = bytes;
@@ -434,7 +558,7 @@ ReplayCapture* replay_begin(const NdRange& l) {
     // The inputs as the launch will see them: after what it waits on and what is queued before it.
     if (l.nwait && l.wait) next.clWaitForEvents(l.nwait, l.wait);
     next.clFinish(l.queue);
-    if (auto failed = read_buffers(*c, c->inputs)) {
+    if (auto failed = read_memory(*c, c->inputs)) {
         g_state->capture_mu.unlock();
         {
             std::lock_guard lock(g_state->mu);
@@ -466,7 +590,7 @@ void replay_end(ReplayCapture* c, cl_int status, cl_event event) {
         next.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) == CL_SUCCESS &&
         end >= start && end > 0)
         c->record.traced_ns = end - start;
-    const auto failed = read_buffers(*c, c->outputs);
+    const auto failed = read_memory(*c, c->outputs);
     g_state->capture_mu.unlock();
     if (failed) {
         refund();

@@ -34,6 +34,14 @@ void replay_note_build(cl_program p, const char* options);
 void replay_note_kernel(cl_kernel k, cl_program p, std::string_view name, cl_kernel cloned_from);
 void replay_note_arg(cl_kernel k, cl_uint index, size_t size, const void* value, bool known_mem);
 void replay_note_svm_arg(cl_kernel k, cl_uint index);
+// Samplers the program holds (clCreateSampler*, clRetainSampler, clReleaseSampler): a kernel
+// argument set to one is a sampler whatever the driver's argument info says. The release is
+// counted before the driver's call (a freed handle may be reused at once) and undone if it failed.
+void replay_note_sampler(cl_sampler s);
+void replay_retain_sampler(cl_sampler s);
+// Whether the layer held `s`; replay_unrelease_sampler(s) undoes a release the driver refused.
+bool replay_release_sampler(cl_sampler s);
+void replay_unrelease_sampler(cl_sampler s);
 
 // The ND-range hook: `forward(event_slot)` enqueues the launch through the normal (recorded) path.
 // When this launch is the one to capture, waits for what it waits on and the queue, reads its

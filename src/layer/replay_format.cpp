@@ -4,9 +4,10 @@
 
 namespace clprobe::layer::replay {
 
-ArgKind classify_arg(size_t size, bool value_is_null, bool value_is_known_mem) {
+ArgKind classify_arg(size_t size, bool value_is_null, bool value_is_known_mem, bool value_is_known_sampler) {
     if (value_is_null) return size > 0 ? ArgKind::local : ArgKind::scalar;
-    return value_is_known_mem ? ArgKind::buffer : ArgKind::scalar;
+    if (value_is_known_mem) return ArgKind::buffer;
+    return value_is_known_sampler ? ArgKind::sampler : ArgKind::scalar;
 }
 
 std::optional<ArgKind> kind_from_type_name(std::string_view t) {
@@ -23,18 +24,52 @@ std::optional<std::string> arg_skip_reason(ArgKind kind, uint32_t index) {
         case ArgKind::buffer:
         case ArgKind::local:
         case ArgKind::scalar:
+        case ArgKind::image:
+        case ArgKind::sampler:
             return std::nullopt;
         case ArgKind::svm:
             return "SVM pointer argument " + n;
-        case ArgKind::image:
-            return "image argument " + n;
-        case ArgKind::sampler:
-            return "sampler argument " + n;
         case ArgKind::pipe:
         case ArgKind::unknown:
             break;
     }
     return "pipe or unknown argument " + n;
+}
+
+std::optional<std::array<uint64_t, 3>> image_region(const ImageShape& s) {
+    switch (s.type) {
+        case image1d:
+        case image1d_buffer:
+            return std::array<uint64_t, 3>{s.width, 1, 1};
+        case image1d_array:
+            return std::array<uint64_t, 3>{s.width, s.array_size, 1};
+        case image2d:
+            return std::array<uint64_t, 3>{s.width, s.height, 1};
+        case image2d_array:
+            return std::array<uint64_t, 3>{s.width, s.height, s.array_size};
+        case image3d:
+            return std::array<uint64_t, 3>{s.width, s.height, s.depth};
+        default:
+            return std::nullopt;
+    }
+}
+
+uint64_t image_bytes(const ImageShape& s) {
+    const auto r = image_region(s);
+    return r ? s.element_size * (*r)[0] * (*r)[1] * (*r)[2] : 0;
+}
+
+std::optional<std::string> image_skip_reason(uint32_t index, uint32_t type, uint64_t mip_levels, uint64_t samples) {
+    const std::string n = std::to_string(index);
+    if (!image_region(ImageShape{type, 0, 0, 1, 1, 1, 1, 1})) {
+        char text[96];
+        std::snprintf(text, sizeof text, "image argument %u of memory object type 0x%x", index, type);
+        return text;
+    }
+    // A replay reads and writes level 0 and sample 0 only.
+    if (mip_levels > 1) return "mipmapped image argument " + n;
+    if (samples > 1) return "multisampled image argument " + n;
+    return std::nullopt;
 }
 
 std::optional<std::string> source_skip_reason(std::string_view source) {
@@ -128,14 +163,30 @@ std::string hex(const std::vector<uint8_t>& bytes) {
     return out;
 }
 
+std::string data_files(uint32_t index) {
+    return ", \"input\": " + json_escape(data_file(index, false)) +
+           ", \"output\": " + json_escape(data_file(index, true)) + "}";
+}
+
 std::string arg_json(const CaptureArg& a) {
     const std::string head = "{\"index\": " + std::to_string(a.index) + ", \"kind\": ";
+    const ImageShape& i = a.image;
     switch (a.kind) {
         case ArgKind::buffer:
             return head + "\"buffer\", \"size\": " + std::to_string(a.size) +
-                   ", \"flags\": " + std::to_string(a.flags) +
-                   ", \"input\": " + json_escape(data_file(a.index, false)) +
-                   ", \"output\": " + json_escape(data_file(a.index, true)) + "}";
+                   ", \"flags\": " + std::to_string(a.flags) + data_files(a.index);
+        case ArgKind::image:
+            return head + "\"image\", \"size\": " + std::to_string(a.size) + ", \"flags\": " + std::to_string(a.flags) +
+                   ", \"image_type\": " + std::to_string(i.type) +
+                   ", \"channel_order\": " + std::to_string(i.channel_order) +
+                   ", \"channel_type\": " + std::to_string(i.channel_type) +
+                   ", \"element_size\": " + std::to_string(i.element_size) + ", \"width\": " + std::to_string(i.width) +
+                   ", \"height\": " + std::to_string(i.height) + ", \"depth\": " + std::to_string(i.depth) +
+                   ", \"array_size\": " + std::to_string(i.array_size) + data_files(a.index);
+        case ArgKind::sampler:
+            return head + "\"sampler\", \"normalized_coords\": " + (a.sampler.normalized_coords ? "true" : "false") +
+                   ", \"addressing_mode\": " + std::to_string(a.sampler.addressing_mode) +
+                   ", \"filter_mode\": " + std::to_string(a.sampler.filter_mode) + "}";
         case ArgKind::local:
             return head + "\"local\", \"size\": " + std::to_string(a.size) + "}";
         default:

@@ -34,8 +34,27 @@ std::string_view to_string(ArgKind k) {
             return "scalar";
         case ArgKind::local:
             return "local";
+        case ArgKind::image:
+            return "image";
+        case ArgKind::sampler:
+            return "sampler";
     }
     return "?";
+}
+
+Range image_region(const ImageShape& s) {
+    switch (s.type) {
+        case image1d_array_type:
+            return {s.width, s.array_size, 1};
+        case image2d_type:
+            return {s.width, s.height, 1};
+        case image2d_array_type:
+            return {s.width, s.height, s.array_size};
+        case image3d_type:
+            return {s.width, s.height, s.depth};
+        default:  // 1-D images and 1-D image buffers
+            return {s.width, 1, 1};
+    }
 }
 
 namespace {
@@ -46,6 +65,18 @@ constexpr std::size_t max_json_bytes = 4u << 20;
 constexpr std::size_t max_scalar_bytes = 128;
 // Every cl_mem_flags bit OpenCL 3.0 defines (CL_MEM_READ_WRITE .. CL_MEM_KERNEL_READ_AND_WRITE).
 constexpr std::uint64_t known_mem_flags = (1u << 13) - 1;
+// The core spec's values: cl_channel_order CL_R .. CL_ABGR, cl_channel_type CL_SNORM_INT8 ..
+// CL_UNORM_INT_101010_2, cl_addressing_mode CL_ADDRESS_NONE .. CL_ADDRESS_MIRRORED_REPEAT,
+// cl_filter_mode CL_FILTER_NEAREST .. CL_FILTER_LINEAR.
+constexpr long long first_channel_order = 0x10B0, last_channel_order = 0x10C3;
+constexpr long long first_channel_type = 0x10D0, last_channel_type = 0x10E0;
+constexpr long long first_addressing_mode = 0x1130, last_addressing_mode = 0x1134;
+constexpr long long first_filter_mode = 0x1140, last_filter_mode = 0x1141;
+// The largest pixel: four channels of 32 bits.
+constexpr long long max_element_size = 16;
+// An extent beyond any device's image limits (they are at most a few 2^16 per side, 2^27 pixels
+// for a 1-D image buffer).
+constexpr long long max_image_extent = 1ll << 32;
 
 [[noreturn]] void fail(const std::string& why) {
     throw CaptureError(why);
@@ -124,6 +155,71 @@ std::vector<unsigned char> hex_bytes(const std::string& hex, const std::string& 
     return out;
 }
 
+// size, flags and the two data files of a buffer or image; the files hold exactly `size` bytes.
+void memory_fields(const nlohmann::json& a, const std::string& where, const fs::path& folder, CapturedArg& arg) {
+    arg.size = static_cast<std::uint64_t>(
+        integer_of(member(a, "size", where), where + ".size", 1, std::numeric_limits<long long>::max()));
+    arg.flags = static_cast<std::uint64_t>(
+        integer_of(member(a, "flags", where), where + ".flags", 0, std::numeric_limits<long long>::max()));
+    if ((arg.flags & ~known_mem_flags) != 0) fail(fmt::format("{}.flags {:#x} has unknown bits", where, arg.flags));
+    arg.input = data_file(folder, string_of(a, "input", where), where + ".input");
+    arg.output = data_file(folder, string_of(a, "output", where), where + ".output");
+    for (const auto& [path, what] :
+         {std::pair{arg.input, where + ".input"}, std::pair{arg.output, where + ".output"}}) {
+        const auto n = file_length(path, what);
+        if (n != arg.size)
+            fail(fmt::format("{} {} holds {} bytes, not the argument's size {}", what, path.filename().string(), n,
+                             arg.size));
+    }
+}
+
+// An image's format and extents; its size must be element_size x the pixels of its region.
+ImageShape image_of(const nlohmann::json& a, const std::string& where, std::uint64_t size) {
+    auto field = [&](const char* key, long long lo, long long hi) {
+        return integer_of(member(a, key, where), fmt::format("{}.{}", where, key), lo, hi);
+    };
+    ImageShape s;
+    s.type = static_cast<std::uint32_t>(field("image_type", image2d_type, image1d_buffer_type));
+    s.channel_order = static_cast<std::uint32_t>(field("channel_order", first_channel_order, last_channel_order));
+    s.channel_type = static_cast<std::uint32_t>(field("channel_type", first_channel_type, last_channel_type));
+    s.element_size = static_cast<std::uint64_t>(field("element_size", 1, max_element_size));
+    s.width = static_cast<std::uint64_t>(field("width", 1, max_image_extent));
+    s.height = static_cast<std::uint64_t>(field("height", 1, max_image_extent));
+    s.depth = static_cast<std::uint64_t>(field("depth", 1, max_image_extent));
+    s.array_size = static_cast<std::uint64_t>(field("array_size", 1, max_image_extent));
+    const bool has_height = s.type == image2d_type || s.type == image2d_array_type || s.type == image3d_type;
+    const bool has_layers = s.type == image1d_array_type || s.type == image2d_array_type;
+    if (!has_height && s.height != 1) fail(fmt::format("{}.height {} of an image without rows", where, s.height));
+    if (s.type != image3d_type && s.depth != 1)
+        fail(fmt::format("{}.depth {} of an image that is not 3-D", where, s.depth));
+    if (!has_layers && s.array_size != 1)
+        fail(fmt::format("{}.array_size {} of an image that is no array", where, s.array_size));
+    // element_size x width x height x depth, each step bounded by size: no overflow.
+    std::uint64_t bytes = s.element_size;
+    for (const std::uint64_t extent : image_region(s)) {
+        if (bytes > size / extent)
+            fail(fmt::format("{}: {} bytes of {} x {} x {} x {} pixels exceed its size {}", where, s.element_size,
+                             s.width, s.height, s.depth, s.array_size, size));
+        bytes *= extent;
+    }
+    if (bytes != size)
+        fail(
+            fmt::format("{}.size {} is not {} bytes x {} pixels", where, size, s.element_size, bytes / s.element_size));
+    return s;
+}
+
+SamplerShape sampler_of(const nlohmann::json& a, const std::string& where) {
+    SamplerShape s;
+    const auto& normalized = member(a, "normalized_coords", where);
+    if (!normalized.is_boolean()) fail(where + ".normalized_coords is not true or false");
+    s.normalized_coords = normalized.get<bool>();
+    s.addressing_mode = static_cast<std::uint32_t>(integer_of(
+        member(a, "addressing_mode", where), where + ".addressing_mode", first_addressing_mode, last_addressing_mode));
+    s.filter_mode = static_cast<std::uint32_t>(
+        integer_of(member(a, "filter_mode", where), where + ".filter_mode", first_filter_mode, last_filter_mode));
+    return s;
+}
+
 CapturedArg arg_of(const nlohmann::json& a, std::size_t position, const fs::path& folder) {
     const std::string where = fmt::format("args[{}]", position);
     if (!a.is_object()) fail(where + " is not an object");
@@ -132,20 +228,14 @@ CapturedArg arg_of(const nlohmann::json& a, std::size_t position, const fs::path
     const std::string kind = string_of(a, "kind", where);
     if (kind == "buffer") {
         arg.kind = ArgKind::buffer;
-        arg.size = static_cast<std::uint64_t>(
-            integer_of(member(a, "size", where), where + ".size", 1, std::numeric_limits<long long>::max()));
-        arg.flags = static_cast<std::uint64_t>(
-            integer_of(member(a, "flags", where), where + ".flags", 0, std::numeric_limits<long long>::max()));
-        if ((arg.flags & ~known_mem_flags) != 0) fail(fmt::format("{}.flags {:#x} has unknown bits", where, arg.flags));
-        arg.input = data_file(folder, string_of(a, "input", where), where + ".input");
-        arg.output = data_file(folder, string_of(a, "output", where), where + ".output");
-        for (const auto& [path, what] :
-             {std::pair{arg.input, where + ".input"}, std::pair{arg.output, where + ".output"}}) {
-            const auto n = file_length(path, what);
-            if (n != arg.size)
-                fail(fmt::format("{} {} holds {} bytes, not the buffer's size {}", what, path.filename().string(), n,
-                                 arg.size));
-        }
+        memory_fields(a, where, folder, arg);
+    } else if (kind == "image") {
+        arg.kind = ArgKind::image;
+        memory_fields(a, where, folder, arg);
+        arg.image = image_of(a, where, arg.size);
+    } else if (kind == "sampler") {
+        arg.kind = ArgKind::sampler;
+        arg.sampler = sampler_of(a, where);
     } else if (kind == "scalar") {
         arg.kind = ArgKind::scalar;
         arg.scalar_bytes = hex_bytes(string_of(a, "bytes_hex", where), where + ".bytes_hex");
@@ -155,7 +245,7 @@ CapturedArg arg_of(const nlohmann::json& a, std::size_t position, const fs::path
         arg.size = static_cast<std::uint64_t>(
             integer_of(member(a, "size", where), where + ".size", 1, std::numeric_limits<long long>::max()));
     } else {
-        fail(fmt::format("{}.kind '{}' is not buffer, scalar or local", where, kind));
+        fail(fmt::format("{}.kind '{}' is not buffer, image, sampler, scalar or local", where, kind));
     }
     return arg;
 }
@@ -233,6 +323,13 @@ Capture parse_capture(const nlohmann::json& j, const fs::path& folder) {
         if (c.args[i].index != i)
             fail(fmt::format("argument {} is missing (indices must be 0..{})", i, c.args.size() - 1));
     return c;
+}
+
+std::optional<std::string> arg_kind_mismatch(const CapturedArg& a, std::string_view type_name) {
+    const bool image = type_name.starts_with("image") && type_name.ends_with("_t");
+    const bool sampler = type_name == "sampler_t";
+    if (image == (a.kind == ArgKind::image) && sampler == (a.kind == ArgKind::sampler)) return std::nullopt;
+    return fmt::format("argument {} is a {} in the kernel but a captured {}", a.index, type_name, to_string(a.kind));
 }
 
 CaptureLoad read_capture(const fs::path& folder) {

@@ -28,6 +28,13 @@ ElementType element_type_of(std::string_view name) {
     return ElementType::bytes;
 }
 
+ElementType image_element_type(std::uint32_t channel_type) {
+    constexpr std::uint32_t cl_half_float = 0x10DD, cl_float = 0x10DE;
+    if (channel_type == cl_half_float) return ElementType::half;
+    if (channel_type == cl_float) return ElementType::float32;
+    return ElementType::bytes;
+}
+
 std::string_view to_string(ElementType t) {
     switch (t) {
         case ElementType::bytes:

@@ -37,6 +37,13 @@ std::vector<unsigned char> read_bytes(const fs::path& path, std::uint64_t size) 
     return {text.begin(), text.end()};
 }
 
+// The memory objects of one launch, per argument (null where the argument has none), and the
+// buffers that 1-D image buffers are made from (kept alive beside their images).
+struct ArgMemory {
+    std::vector<cl::Memory> mem;
+    std::vector<cl::Buffer> image_buffers;
+};
+
 cl::NDRange nd_range(const Range& r, unsigned dims) {
     if (dims == 1) return cl::NDRange(r[0]);
     if (dims == 2) return cl::NDRange(r[0], r[1]);
@@ -49,8 +56,8 @@ class Replayer {
         : c_(c), device_(std::move(device)), context_(device_), options_(options) {
         queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
         for (const auto& a : c_.args) {
-            inputs_.push_back(a.kind == ArgKind::buffer ? read_bytes(a.input, a.size) : std::vector<unsigned char>{});
-            outputs_.push_back(a.kind == ArgKind::buffer ? read_bytes(a.output, a.size) : std::vector<unsigned char>{});
+            inputs_.push_back(a.has_data() ? read_bytes(a.input, a.size) : std::vector<unsigned char>{});
+            outputs_.push_back(a.has_data() ? read_bytes(a.output, a.size) : std::vector<unsigned char>{});
         }
         program_bytes_ = read_bytes(c_.program_file, fs::file_size(c_.program_file));
     }
@@ -68,7 +75,8 @@ class Replayer {
         std::vector<std::uint64_t> base_flags;
         for (const auto& a : c_.args)
             base_flags.push_back(a.kind == ArgKind::buffer ? replay_flags(a.flags) : 0);
-        auto buffers = make_buffers(base_flags);
+        auto buffers = make_memory(base_flags);
+        make_samplers();
 
         progress("as captured");
         VariantResult ref = launch(kernel, buffers, c_.local_size, VariantKind::as_captured, "as captured");
@@ -104,12 +112,12 @@ class Replayer {
 
         std::vector<bool> unchanged;
         for (std::size_t i = 0; i < c_.args.size(); ++i)
-            unchanged.push_back(c_.args[i].kind == ArgKind::buffer && inputs_[i] == outputs_[i]);
+            unchanged.push_back(c_.args[i].has_data() && inputs_[i] == outputs_[i]);
         for (const auto& p : placement_variants(c_.args, unchanged)) {
             progress("placement " + p.label);
             VariantResult r;
             try {
-                auto placed = make_buffers(p.flags);
+                auto placed = make_memory(p.flags);
                 r = launch(kernel, placed, c_.local_size, VariantKind::placement, p.label);
             } catch (const cl::Error& e) {
                 r = failed(VariantKind::placement, p.label, to_cl_error(e).what());
@@ -207,30 +215,91 @@ class Replayer {
         return kernel;
     }
 
+    // The element type each output is compared as (buffers: their argument type name; images:
+    // their channel type), and the kernel's signature against the capture's argument kinds.
     void arg_types(const cl::Kernel& kernel) {
         types_.assign(c_.args.size(), ElementType::bytes);
         for (cl_uint i = 0; i < c_.args.size(); ++i) {
             char name[256] = {};
-            if (clGetKernelArgInfo(kernel(), i, CL_KERNEL_ARG_TYPE_NAME, sizeof name - 1, name, nullptr) == CL_SUCCESS)
+            if (clGetKernelArgInfo(kernel(), i, CL_KERNEL_ARG_TYPE_NAME, sizeof name - 1, name, nullptr) ==
+                CL_SUCCESS) {
+                if (auto problem = arg_kind_mismatch(c_.args[i], name)) throw Stop{ReplayStatus::invalid, *problem};
                 types_[i] = element_type_of(name);
+            }
+            if (c_.args[i].kind == ArgKind::image) types_[i] = image_element_type(c_.args[i].image.channel_type);
         }
     }
 
-    std::vector<cl::Buffer> make_buffers(const std::vector<std::uint64_t>& flags) {
-        std::vector<cl::Buffer> out(c_.args.size());
-        for (std::size_t i = 0; i < c_.args.size(); ++i)
-            if (c_.args[i].kind == ArgKind::buffer)
-                out[i] = cl::Buffer(context_, static_cast<cl_mem_flags>(flags[i]), c_.args[i].size);
+    // An image of the captured format and extents. A 1-D image buffer gets a buffer of its own
+    // (appended to `keep`), with the flags the image had; an image the program made from a buffer
+    // in another way (a 2-D image from a buffer) becomes an image of its own.
+    cl::Memory make_image(const CapturedArg& a, std::vector<cl::Buffer>& keep) {
+        const ImageShape& s = a.image;
+        const auto flags = static_cast<cl_mem_flags>(replay_flags(a.flags));
+        const cl_image_format format{s.channel_order, s.channel_type};
+        cl_image_desc desc{};
+        desc.image_type = s.type;
+        desc.image_width = s.width;
+        // Extents a type does not have are 0, as clCreateImage expects.
+        if (s.type == image2d_type || s.type == image2d_array_type || s.type == image3d_type)
+            desc.image_height = s.height;
+        if (s.type == image3d_type) desc.image_depth = s.depth;
+        if (s.type == image1d_array_type || s.type == image2d_array_type) desc.image_array_size = s.array_size;
+        cl_mem_flags image_flags = flags;
+        if (s.type == image1d_buffer_type) {
+            keep.emplace_back(context_, flags, static_cast<std::size_t>(a.size));
+            desc.buffer = keep.back()();
+            // The image takes its access from its buffer; host-pointer flags are the buffer's alone.
+            image_flags = flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY);
+        }
+        cl_int err = CL_SUCCESS;
+        cl_mem m = clCreateImage(context_(), image_flags, &format, &desc, nullptr, &err);
+        if (err != CL_SUCCESS) throw cl::Error(err, "clCreateImage");
+        cl::Memory image(m, false);  // takes ownership
+        std::size_t element = 0;
+        clGetImageInfo(m, CL_IMAGE_ELEMENT_SIZE, sizeof element, &element, nullptr);
+        if (element != s.element_size)
+            throw Stop{ReplayStatus::invalid, fmt::format("image argument {}: {} bytes per pixel here, {} captured",
+                                                          a.index, element, s.element_size)};
+        return image;
+    }
+
+    // Buffers with the given flags; images with their captured ones (no placement variant
+    // changes an image).
+    ArgMemory make_memory(const std::vector<std::uint64_t>& flags) {
+        ArgMemory out;
+        out.mem.resize(c_.args.size());
+        for (std::size_t i = 0; i < c_.args.size(); ++i) {
+            const auto& a = c_.args[i];
+            if (a.kind == ArgKind::buffer)
+                out.mem[i] = cl::Buffer(context_, static_cast<cl_mem_flags>(flags[i]), a.size);
+            else if (a.kind == ArgKind::image)
+                out.mem[i] = make_image(a, out.image_buffers);
+        }
         return out;
     }
 
-    void set_args(cl::Kernel& kernel, const std::vector<cl::Buffer>& buffers) {
+    void make_samplers() {
+        samplers_.resize(c_.args.size());
+        for (std::size_t i = 0; i < c_.args.size(); ++i) {
+            const SamplerShape& s = c_.args[i].sampler;
+            if (c_.args[i].kind == ArgKind::sampler)
+                samplers_[i] = cl::Sampler(context_, s.normalized_coords ? CL_TRUE : CL_FALSE,
+                                           static_cast<cl_addressing_mode>(s.addressing_mode),
+                                           static_cast<cl_filter_mode>(s.filter_mode));
+        }
+    }
+
+    void set_args(cl::Kernel& kernel, const ArgMemory& memory) {
         for (std::size_t i = 0; i < c_.args.size(); ++i) {
             const auto& a = c_.args[i];
             const auto index = static_cast<cl_uint>(i);
-            if (a.kind == ArgKind::buffer) {
-                cl_mem m = buffers[i]();
+            if (a.has_data()) {
+                cl_mem m = memory.mem[i]();
                 cl_check(clSetKernelArg(kernel(), index, sizeof m, &m), "clSetKernelArg");
+            } else if (a.kind == ArgKind::sampler) {
+                cl_sampler s = samplers_[i]();
+                cl_check(clSetKernelArg(kernel(), index, sizeof s, &s), "clSetKernelArg");
             } else if (a.kind == ArgKind::scalar) {
                 cl_check(clSetKernelArg(kernel(), index, a.scalar_bytes.size(), a.scalar_bytes.data()),
                          "clSetKernelArg");
@@ -240,12 +309,40 @@ class Replayer {
         }
     }
 
-    // Re-uploads every input (kernels may update buffers in place), so each launch sees the
-    // captured state; a blocking write's data is in the buffer before the in-order kernel runs.
-    void upload(const std::vector<cl::Buffer>& buffers) {
-        for (std::size_t i = 0; i < c_.args.size(); ++i)
-            if (c_.args[i].kind == ArgKind::buffer)
-                queue_.enqueueWriteBuffer(buffers[i], CL_TRUE, 0, inputs_[i].size(), inputs_[i].data());
+    // Re-uploads every input (kernels may update buffers and images in place), so each launch sees
+    // the captured state; a blocking write's data is in place before the in-order kernel runs.
+    void upload(const ArgMemory& memory) {
+        for (std::size_t i = 0; i < c_.args.size(); ++i) {
+            const auto& a = c_.args[i];
+            if (a.kind == ArgKind::buffer) {
+                cl_check(clEnqueueWriteBuffer(queue_(), memory.mem[i](), CL_TRUE, 0, inputs_[i].size(),
+                                              inputs_[i].data(), 0, nullptr, nullptr),
+                         "clEnqueueWriteBuffer");
+            } else if (a.kind == ArgKind::image) {
+                const Range r = image_region(a.image);
+                const std::size_t origin[3] = {0, 0, 0}, region[3] = {r[0], r[1], r[2]};
+                cl_check(clEnqueueWriteImage(queue_(), memory.mem[i](), CL_TRUE, origin, region, 0, 0,
+                                             inputs_[i].data(), 0, nullptr, nullptr),
+                         "clEnqueueWriteImage");
+            }
+        }
+    }
+
+    // An argument's contents after a launch: a buffer's bytes, an image's pixels tightly packed.
+    std::vector<unsigned char> download(const ArgMemory& memory, std::size_t i) {
+        std::vector<unsigned char> got(outputs_[i].size());
+        if (c_.args[i].kind == ArgKind::image) {
+            const Range r = image_region(c_.args[i].image);
+            const std::size_t origin[3] = {0, 0, 0}, region[3] = {r[0], r[1], r[2]};
+            cl_check(clEnqueueReadImage(queue_(), memory.mem[i](), CL_TRUE, origin, region, 0, 0, got.data(), 0,
+                                        nullptr, nullptr),
+                     "clEnqueueReadImage");
+        } else {
+            cl_check(
+                clEnqueueReadBuffer(queue_(), memory.mem[i](), CL_TRUE, 0, got.size(), got.data(), 0, nullptr, nullptr),
+                "clEnqueueReadBuffer");
+        }
+        return got;
     }
 
     static VariantResult failed(VariantKind kind, const std::string& label, std::string why) {
@@ -258,7 +355,7 @@ class Replayer {
 
     // One untimed launch whose outputs are checked (the first launch pays any compile-on-first-use
     // of the driver), then options_.samples timed launches from completed events.
-    VariantResult launch(cl::Kernel& kernel, const std::vector<cl::Buffer>& buffers, const std::optional<Range>& local,
+    VariantResult launch(cl::Kernel& kernel, const ArgMemory& buffers, const std::optional<Range>& local,
                          VariantKind kind, const std::string& label) {
         VariantResult r;
         r.kind = kind;
@@ -277,10 +374,9 @@ class Replayer {
                     done.wait();
                     r.check = OutputCheck::identical;
                     for (std::size_t i = 0; i < c_.args.size(); ++i) {
-                        if (c_.args[i].kind != ArgKind::buffer) continue;
-                        std::vector<unsigned char> got(outputs_[i].size());
-                        queue_.enqueueReadBuffer(buffers[i], CL_TRUE, 0, got.size(), got.data());
-                        fold(r, compare_buffer(got, outputs_[i], types_[i]), static_cast<unsigned>(i), types_[i]);
+                        if (!c_.args[i].has_data()) continue;
+                        fold(r, compare_buffer(download(buffers, i), outputs_[i], types_[i]), static_cast<unsigned>(i),
+                             types_[i]);
                     }
                     continue;
                 }
@@ -297,32 +393,40 @@ class Replayer {
         return r;
     }
 
-    // The same buffers copied on this device (clEnqueueCopyBuffer to scratch buffers): what moving
-    // these bytes costs here, the roof the kernel's bandwidth is held against.
-    std::optional<BandwidthCheck> bandwidth(const std::vector<cl::Buffer>& buffers, const Summary& kernel) {
+    // The same buffers and images copied on this device (clEnqueueCopyBuffer, clEnqueueCopyImage
+    // to scratch objects of the same shape): what moving these bytes costs here, the roof the
+    // kernel's bandwidth is held against.
+    std::optional<BandwidthCheck> bandwidth(const ArgMemory& memory, const Summary& kernel) {
         BandwidthCheck b;
         double total = 0;
         for (std::size_t i = 0; i < c_.args.size(); ++i) {
-            if (c_.args[i].kind != ArgKind::buffer) continue;
+            if (!c_.args[i].has_data()) continue;
             const double size = static_cast<double>(c_.args[i].size);
             total += size;
             b.bytes += size + (inputs_[i] != outputs_[i] ? size : 0);
         }
         if (total <= 0 || kernel.median <= 0) return std::nullopt;
         try {
-            std::vector<cl::Buffer> scratch;
-            for (std::size_t i = 0; i < c_.args.size(); ++i)
-                if (c_.args[i].kind == ArgKind::buffer)
-                    scratch.emplace_back(context_, CL_MEM_READ_WRITE, static_cast<std::size_t>(c_.args[i].size));
+            const ArgMemory scratch = make_memory(std::vector<std::uint64_t>(c_.args.size(), CL_MEM_READ_WRITE));
             std::vector<double> gbps;
             for (int s = 0; s <= options_.samples; ++s) {
                 double ns = 0;
-                std::size_t k = 0;
                 for (std::size_t i = 0; i < c_.args.size(); ++i) {
-                    if (c_.args[i].kind != ArgKind::buffer) continue;
-                    cl::Event e;
-                    queue_.enqueueCopyBuffer(buffers[i], scratch[k++], 0, 0, c_.args[i].size, nullptr, &e);
-                    ns += command_seconds(e) * 1e9;
+                    const auto& a = c_.args[i];
+                    if (!a.has_data()) continue;
+                    cl_event e = nullptr;
+                    if (a.kind == ArgKind::image) {
+                        const Range r = image_region(a.image);
+                        const std::size_t origin[3] = {0, 0, 0}, region[3] = {r[0], r[1], r[2]};
+                        cl_check(clEnqueueCopyImage(queue_(), memory.mem[i](), scratch.mem[i](), origin, origin, region,
+                                                    0, nullptr, &e),
+                                 "clEnqueueCopyImage");
+                    } else {
+                        cl_check(clEnqueueCopyBuffer(queue_(), memory.mem[i](), scratch.mem[i](), 0, 0,
+                                                     static_cast<std::size_t>(a.size), 0, nullptr, &e),
+                                 "clEnqueueCopyBuffer");
+                    }
+                    ns += command_seconds(cl::Event(e)) * 1e9;  // the event is owned, waited for, released
                 }
                 if (s == 0 || ns <= 0) continue;  // the first copy is a warm-up
                 b.copy_samples_ns.push_back(ns);
@@ -334,6 +438,10 @@ class Replayer {
             return b;
         } catch (const cl::Error&) {
             return std::nullopt;  // a check that cannot run leaves the replay as it is
+        } catch (const ClError&) {
+            return std::nullopt;
+        } catch (const Stop&) {
+            return std::nullopt;
         }
     }
 
@@ -345,6 +453,7 @@ class Replayer {
     std::vector<std::vector<unsigned char>> inputs_, outputs_;
     std::vector<unsigned char> program_bytes_;
     std::vector<ElementType> types_;
+    std::vector<cl::Sampler> samplers_;  // per argument: the sampler of a sampler argument
 };
 
 // Names as drivers spell them, less trailing NULs and spaces (some drivers pad CL_DEVICE_NAME).

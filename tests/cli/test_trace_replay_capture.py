@@ -204,8 +204,84 @@ def test_replayed_after_the_program_and_an_answer_changing_build_never_recommend
             expect("outputs identical" in f["title"] or "within tolerance" in f["title"], f"ranked: {f['title']}")
 
 
+CL_MEM_READ_ONLY = 4
+CL_MEM_OBJECT_IMAGE2D, CL_RGBA, CL_FLOAT = 0x10F1, 0x10B5, 0x10DE
+CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST = 0x1131, 0x1140
+IMAGE_W, IMAGE_H = 64, 32
+
+
+def image_pixels(k):
+    """The trace app's source image times k, RGBA float, row by row: exact in float for small k."""
+    return [k * v for y in range(IMAGE_H) for x in range(IMAGE_W) for v in (x * 0.25, y * 0.5, (x + y) * 0.125, 1.0)]
+
+
+def image_sum(k):
+    """replay_image_sum's float4: the pixels of image_pixels(k), summed channel by channel (exact)."""
+    pixels = image_pixels(k)
+    return [sum(pixels[c::4]) for c in range(4)]
+
+
+def image_arg(index, flags):
+    return {"index": index, "kind": "image", "size": IMAGE_W * IMAGE_H * 16, "flags": flags,
+            "image_type": CL_MEM_OBJECT_IMAGE2D, "channel_order": CL_RGBA, "channel_type": CL_FLOAT,
+            "element_size": 16, "width": IMAGE_W, "height": IMAGE_H, "depth": 1, "array_size": 1,
+            "input": f"arg{index}.in", "output": f"arg{index}.out"}
+
+
+def test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit():
+    # Round k writes dst = src x k, then a task sums dst; the 2nd of each is captured, so each
+    # captured launch changes what it writes (a replay that did not run would not reproduce it).
+    rc, stdout = untraced("replay_image")
+    if rc == 77:
+        print(f"SKIP {test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit.__name__}: "
+              "the device reports no CL_DEVICE_IMAGE_SUPPORT")
+        return
+    expect(rc == 0, f"replay_image untraced exit code {rc}")
+    out = os.path.join(WORK, "image_replay.json")
+    r, records = traced("replay_image", "image", "--replay", "2", "--json", out)
+    expect(r.rc == 0 and r.stdout == stdout, f"capture changed replay_image's exit code or stdout\n{stdout}", r)
+    got = captures(records)
+    expect(set(got) == {"replay_image_scale", "replay_image_sum"}, f"captures {list(got)}")
+
+    folder, c = got["replay_image_scale"]
+    check_capture(folder, c, "replay_image_scale", [])
+    expect(c["work_dim"] == 2 and c["global_size"] == [IMAGE_W, IMAGE_H] and c["local_size"] == [8, 4], f"sizes {c}")
+    expect(c["args"][0] == image_arg(0, CL_MEM_READ_ONLY), f"src image {c['args'][0]}")
+    expect(c["args"][1] == {"index": 1, "kind": "sampler", "normalized_coords": False,
+                            "addressing_mode": CL_ADDRESS_CLAMP_TO_EDGE, "filter_mode": CL_FILTER_NEAREST},
+           f"sampler {c['args'][1]}")
+    expect(c["args"][2] == image_arg(2, CL_MEM_READ_WRITE), f"dst image {c['args'][2]}")
+    expect(c["args"][3]["bytes_hex"] == struct.pack("<f", 2.0).hex(), f"k of the 2nd launch {c['args'][3]}")
+    src = floats(image_pixels(1))
+    expect(data(folder, "arg0.in") == src and data(folder, "arg0.out") == src, "src is not what the program wrote")
+    expect(data(folder, "arg2.in") == src, "dst before the 2nd launch is not src x 1")
+    expect(data(folder, "arg2.out") == floats(image_pixels(2)), "dst after the 2nd launch is not src x 2")
+
+    folder, c = got["replay_image_sum"]
+    check_capture(folder, c, "replay_image_sum", [16])
+    # clEnqueueTask: the ND-range of one work-item in one group.
+    expect(c["work_dim"] == 1 and c["global_size"] == [1] and c["local_size"] == [1], f"a task's sizes {c}")
+    expect(c["args"][0] == image_arg(0, CL_MEM_READ_WRITE), f"summed image {c['args'][0]}")
+    expect(data(folder, "arg0.in") == floats(image_pixels(2)), "the image the 2nd sum read")
+    expect(data(folder, "arg1.in") == floats(image_sum(1)) and data(folder, "arg1.out") == floats(image_sum(2)),
+           "the sums before and after the 2nd task")
+
+    replays, _ = replays_of(out)
+    for kernel in ("replay_image_scale", "replay_image_sum"):
+        rep = replays.get(kernel)
+        expect(rep is not None and rep["status"] == "replayed", f"{kernel} not replayed: {rep}")
+        ref = rep["variants"][0]
+        expect(ref["kind"] == "as_captured" and ref["outputs"] == "identical" and ref["failure"] is None,
+               f"{kernel}: the launch as captured did not give the captured bytes: {ref}")
+        # Every local size keeps these answers bit for bit (no floating-point reordering in them).
+        for v in rep["variants"]:
+            if v["kind"] == "local_size" and v["failure"] is None:
+                expect(v["outputs"] == "identical", f"{kernel} at local size {v['label']}: {v['outputs']}")
+
+
 if __name__ == "__main__":
     main([test_poor_local_saxpy_captured_at_its_second_launch, test_fast_math_inputs_and_outputs,
           test_build_options_chain, test_too_large_skipped_with_the_budget_reason,
           test_off_by_default_and_bad_values_exit_2,
-          test_replayed_after_the_program_and_an_answer_changing_build_never_recommended])
+          test_replayed_after_the_program_and_an_answer_changing_build_never_recommended,
+          test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit])

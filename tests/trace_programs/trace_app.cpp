@@ -803,6 +803,126 @@ void run_replay_too_large(Cl& cl, int steps) {
     print_checksum(float_checksum(out, float_checksum(y)));
 }
 
+// Images for replay: a kernel reading a 2-D image through a sampler argument into a write-only
+// image, and one launched with clEnqueueTask that sums an image into a buffer. A program of their
+// own, so that no other mode compiles them and a device without images builds nothing of it.
+const char* const image_source = R"CLC(
+__kernel void replay_image_scale(__read_only image2d_t src, sampler_t smp, __write_only image2d_t dst, float k) {
+    int2 p = (int2)((int)get_global_id(0), (int)get_global_id(1));
+    write_imagef(dst, p, read_imagef(src, smp, p) * k);
+}
+
+// One work-item: every pixel in order, so the sum is the same on every run.
+__kernel void replay_image_sum(__read_only image2d_t img, __global float4* out) {
+    const sampler_t s = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_NONE | CLK_FILTER_NEAREST;
+    float4 acc = (float4)(0.0f);
+    for (int y = 0; y < get_image_height(img); ++y)
+        for (int x = 0; x < get_image_width(img); ++x) acc += read_imagef(img, s, (int2)(x, y));
+    out[0] = acc;
+}
+)CLC";
+
+cl_mem make_rgba_image(const Cl& cl, cl_mem_flags flags, size_t width, size_t height) {
+    const cl_image_format format{CL_RGBA, CL_FLOAT};
+    cl_image_desc desc{};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = width;
+    desc.image_height = height;
+    cl_int err = CL_SUCCESS;
+    cl_mem image = clCreateImage(cl.context, flags, &format, &desc, nullptr, &err);
+    check(err, "clCreateImage");
+    return image;
+}
+
+void write_rgba_image(const Cl& cl, cl_mem image, size_t width, size_t height, const std::vector<float>& pixels) {
+    const size_t origin[3] = {0, 0, 0}, region[3] = {width, height, 1};
+    check(clEnqueueWriteImage(cl.queue, image, CL_TRUE, origin, region, 0, 0, pixels.data(), 0, nullptr, nullptr),
+          "clEnqueueWriteImage");
+}
+
+// Planted for replay's image capture: `steps` rounds of dst = src x k (k = 1, 2, ...; a 2-D range
+// in groups of 8x4) and sum = the pixels of dst (clEnqueueTask). src(x, y) = (x/4, y/2, (x+y)/8, 1):
+// every value and sum is exact in float, so the capture test computes the bytes each launch saw.
+// Exit 77 where the device has no images.
+void run_replay_image(Cl& cl, int steps) {
+    cl_bool images = CL_FALSE;
+    check(clGetDeviceInfo(cl.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr), "clGetDeviceInfo");
+    if (!images) {
+        std::fprintf(stderr, "trace_app: the device has no image support (CL_DEVICE_IMAGE_SUPPORT false)\n");
+        std::exit(77);
+    }
+    constexpr size_t width = 64, height = 32;
+    cl_int err = CL_SUCCESS;
+    const char* source = image_source;
+    cl_program program = clCreateProgramWithSource(cl.context, 1, &source, nullptr, &err);
+    check(err, "clCreateProgramWithSource");
+    check(clBuildProgram(program, 1, &cl.device, replay_options, nullptr, nullptr), "clBuildProgram (image)");
+    cl_kernel scale = make_kernel(program, "replay_image_scale"), sum = make_kernel(program, "replay_image_sum");
+    std::vector<float> pixels(width * height * 4);
+    for (size_t y = 0; y < height; ++y)
+        for (size_t x = 0; x < width; ++x) {
+            float* p = &pixels[(y * width + x) * 4];
+            p[0] = static_cast<float>(x) * 0.25f;
+            p[1] = static_cast<float>(y) * 0.5f;
+            p[2] = static_cast<float>(x + y) * 0.125f;
+            p[3] = 1.0f;
+        }
+    // dst is read_write: the sum kernel reads what the scale kernel wrote.
+    cl_mem src = make_rgba_image(cl, CL_MEM_READ_ONLY, width, height);
+    cl_mem dst = make_rgba_image(cl, CL_MEM_READ_WRITE, width, height);
+    write_rgba_image(cl, src, width, height, pixels);
+    write_rgba_image(cl, dst, width, height, std::vector<float>(pixels.size(), 0.0f));
+    cl_mem out = make_buffer(cl, CL_MEM_READ_WRITE, 4 * sizeof(float));
+    cl_sampler sampler = nullptr;
+    if (cl.version_major >= 2) {
+        const cl_sampler_properties props[] = {CL_SAMPLER_NORMALIZED_COORDS,
+                                               CL_FALSE,
+                                               CL_SAMPLER_ADDRESSING_MODE,
+                                               CL_ADDRESS_CLAMP_TO_EDGE,
+                                               CL_SAMPLER_FILTER_MODE,
+                                               CL_FILTER_NEAREST,
+                                               0};
+        sampler = clCreateSamplerWithProperties(cl.context, props, &err);
+    } else {
+        sampler = clCreateSampler(cl.context, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, &err);
+    }
+    check(err, "creating a sampler");
+    set_arg(scale, 0, src);
+    check(clSetKernelArg(scale, 1, sizeof sampler, &sampler), "clSetKernelArg");
+    set_arg(scale, 2, dst);
+    set_arg(sum, 0, dst);
+    set_arg(sum, 1, out);
+    const size_t global[2] = {width, height}, local[2] = {8, 4};
+    for (int s = 1; s <= steps; ++s) {
+        set_arg(scale, 3, static_cast<float>(s));
+        check(clEnqueueNDRangeKernel(cl.queue, scale, 2, nullptr, global, local, 0, nullptr, nullptr),
+              "clEnqueueNDRangeKernel");
+        check(clEnqueueTask(cl.queue, sum, 0, nullptr, nullptr), "clEnqueueTask");
+    }
+    std::vector<float> scaled(pixels.size());
+    const size_t origin[3] = {0, 0, 0}, region[3] = {width, height, 1};
+    check(clEnqueueReadImage(cl.queue, dst, CL_TRUE, origin, region, 0, 0, scaled.data(), 0, nullptr, nullptr),
+          "clEnqueueReadImage");
+    const auto total = download(cl, out, 4);
+    float want[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < pixels.size(); ++i) {
+        const float v = pixels[i] * static_cast<float>(steps);
+        expect(scaled[i] == v, "replay_image_scale: element " + std::to_string(i));
+        want[i % 4] += v;
+    }
+    for (int c = 0; c < 4; ++c)
+        expect(total[c] == want[c], "replay_image_sum: channel " + std::to_string(c));
+    clReleaseSampler(sampler);
+    clReleaseMemObject(out);
+    clReleaseMemObject(dst);
+    clReleaseMemObject(src);
+    clReleaseKernel(sum);
+    clReleaseKernel(scale);
+    clReleaseProgram(program);
+    std::printf("kernels %d\ntasks %d\n", steps, steps);
+    print_checksum(float_checksum(total, float_checksum(scaled)));
+}
+
 // Overhead benchmark (not an anti-pattern test): the tracer's per-call cost dominates when every
 // launch is tiny and synchronised.
 void run_many_small(Cl& cl, int steps) {
@@ -974,6 +1094,7 @@ constexpr Mode modes[] = {
     {"replay_fast_math", 3},      // launches of a kernel that -cl-fast-relaxed-math changes
     {"replay_build_options", 4},  // launches of a multiply-add and division chain
     {"replay_too_large", 3},      // launches each of a 2 x 4 MiB kernel and a small one
+    {"replay_image", 3},          // rounds of an image kernel (2-D range) and an image sum (task)
 };
 
 [[noreturn]] void usage(const char* problem) {
@@ -1084,6 +1205,8 @@ int main(int argc, char** argv) {
         run_replay_build_options(cl, n);
     } else if (mode_name == "replay_too_large") {
         run_replay_too_large(cl, n);
+    } else if (mode_name == "replay_image") {
+        run_replay_image(cl, n);
     }
     std::fflush(stdout);
     std::fprintf(stderr, "trace_app: %s done\n", mode->name);

@@ -109,13 +109,152 @@ TEST_CASE("replay capture: each bad field is a one-line problem", "[replay]") {
     CHECK_THAT(with([](json& j) { j["args"][0]["bytes_hex"] = "zz"; }), Catch::Contains("not hex"));
     CHECK_THAT(with([](json& j) { j["args"][2]["index"] = 0; }), Catch::Contains("appears twice"));
     CHECK_THAT(with([](json& j) { j["args"][2]["index"] = 5; }), Catch::Contains("argument 2 is missing"));
-    CHECK_THAT(with([](json& j) { j["args"][2]["kind"] = "image"; }), Catch::Contains("not buffer, scalar or local"));
+    CHECK_THAT(with([](json& j) { j["args"][2]["kind"] = "pointer"; }),
+               Catch::Contains("not buffer, image, sampler, scalar or local"));
     CHECK_THAT(with([](json& j) { j["program"]["file"] = "program.spv"; }), Catch::Contains("is not program.cl"));
     CHECK_THAT(with([](json& j) { j["program"]["origin"] = "builtin"; }), Catch::Contains("origin"));
     CHECK_THAT(with([](json& j) { j["traced_ns"] = -1; }), Catch::Contains("traced_ns"));
     CHECK_THAT(with([](json& j) { j["args"] = 3; }), Catch::Contains("args is not an array"));
     CHECK_THAT(with([](json& j) { j = json::array(); }), Catch::Contains("not an object"));
     CHECK(with([](json&) {}).empty());
+}
+
+namespace {
+
+// A 4 x 2 RGBA float image (16 bytes a pixel, 128 bytes) and a sampler, beside the good capture's
+// arguments.
+json image_capture() {
+    json j = good_capture();
+    j["args"].push_back({{"index", 3},
+                         {"kind", "image"},
+                         {"size", 128},
+                         {"flags", 4},
+                         {"image_type", 0x10F1},
+                         {"channel_order", 0x10B5},
+                         {"channel_type", 0x10DE},
+                         {"element_size", 16},
+                         {"width", 4},
+                         {"height", 2},
+                         {"depth", 1},
+                         {"array_size", 1},
+                         {"input", "arg3.in"},
+                         {"output", "arg3.out"}});
+    j["args"].push_back({{"index", 4},
+                         {"kind", "sampler"},
+                         {"normalized_coords", false},
+                         {"addressing_mode", 0x1131},
+                         {"filter_mode", 0x1140}});
+    return j;
+}
+
+void write_image(const Folder& f) {
+    f.write("arg3.in", std::string(128, 'c'));
+    f.write("arg3.out", std::string(128, 'd'));
+}
+
+}  // namespace
+
+TEST_CASE("replay capture: images and samplers read with their shapes", "[replay]") {
+    Folder f;
+    write_data(f);
+    write_image(f);
+    f.write("capture.json", image_capture().dump());
+    const CaptureLoad load = read_capture(f.path());
+    INFO(load.problem);
+    REQUIRE(load.capture);
+    const auto& args = load.capture->args;
+    REQUIRE(args.size() == 5);
+    CHECK(args[3].kind == ArgKind::image);
+    CHECK(args[3].has_data());
+    CHECK(args[3].size == 128);
+    CHECK(args[3].flags == 4);
+    CHECK(args[3].image.channel_order == 0x10B5);
+    CHECK(args[3].image.channel_type == 0x10DE);
+    CHECK(args[3].image.element_size == 16);
+    CHECK(image_region(args[3].image) == Range{4, 2, 1});
+    CHECK(args[3].output == f.path() / "arg3.out");
+    CHECK(args[4].kind == ArgKind::sampler);
+    CHECK_FALSE(args[4].has_data());
+    CHECK_FALSE(args[4].sampler.normalized_coords);
+    CHECK(args[4].sampler.addressing_mode == 0x1131);
+    CHECK(args[4].sampler.filter_mode == 0x1140);
+
+    // The regions of the other image types: layers are a 1-D array's second extent, a 2-D array's third.
+    ImageShape s;
+    s.width = 8;
+    s.height = 4;
+    s.depth = 2;
+    s.array_size = 3;
+    s.type = image1d_type;
+    CHECK(image_region(s) == Range{8, 1, 1});
+    s.type = image1d_buffer_type;
+    CHECK(image_region(s) == Range{8, 1, 1});
+    s.type = image1d_array_type;
+    CHECK(image_region(s) == Range{8, 3, 1});
+    s.type = image2d_array_type;
+    CHECK(image_region(s) == Range{8, 4, 3});
+    s.type = image3d_type;
+    CHECK(image_region(s) == Range{8, 4, 2});
+}
+
+TEST_CASE("replay capture: each bad image or sampler field is a one-line problem", "[replay]") {
+    auto with = [](const std::function<void(json&)>& edit) {
+        json j = image_capture();
+        edit(j);
+        return problem_with(j, write_image);
+    };
+    CHECK(with([](json&) {}).empty());
+    CHECK_THAT(with([](json& j) { j["args"][3]["image_type"] = 0x10F0; }), Catch::Contains("image_type 4336"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["image_type"] = 0x10F7; }), Catch::Contains("image_type"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["channel_order"] = 7; }), Catch::Contains("channel_order 7"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["channel_type"] = 0x10E1; }), Catch::Contains("channel_type"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["element_size"] = 0; }), Catch::Contains("element_size 0"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["element_size"] = 32; }), Catch::Contains("element_size 32"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["width"] = 0; }), Catch::Contains("width 0"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["height"] = "2"; }), Catch::Contains("height is not an integer"));
+    CHECK_THAT(with([](json& j) { j["args"][3].erase("depth"); }), Catch::Contains("'depth' is missing"));
+    // Extents a type does not have must be 1.
+    CHECK_THAT(with([](json& j) { j["args"][3]["depth"] = 2; }), Catch::Contains("not 3-D"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["array_size"] = 2; }), Catch::Contains("no array"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["image_type"] = 0x10F4; }), Catch::Contains("without rows"));
+    // The size must be the pixels' bytes, and the files that size.
+    CHECK_THAT(with([](json& j) { j["args"][3]["width"] = 8; }), Catch::Contains("exceed its size 128"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["element_size"] = 8; }), Catch::Contains("is not 8 bytes x 8 pixels"));
+    CHECK_THAT(with([](json& j) {
+                   j["args"][3]["width"] = 1ll << 32;
+                   j["args"][3]["height"] = 1ll << 32;
+               }),
+               Catch::Contains("exceed its size"));  // no overflow in the product
+    CHECK_THAT(with([](json& j) { j["args"][3]["size"] = 256; }), Catch::Contains("holds 128 bytes"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["flags"] = 1 << 13; }), Catch::Contains("unknown bits"));
+    CHECK_THAT(with([](json& j) { j["args"][3]["input"] = "/etc/passwd"; }), Catch::Contains("not a file name"));
+    CHECK_THAT(with([](json& j) { j["args"][4]["normalized_coords"] = 1; }), Catch::Contains("not true or false"));
+    CHECK_THAT(with([](json& j) { j["args"][4]["addressing_mode"] = 0x1135; }), Catch::Contains("addressing_mode"));
+    CHECK_THAT(with([](json& j) { j["args"][4]["filter_mode"] = 0x1142; }), Catch::Contains("filter_mode"));
+    CHECK_THAT(with([](json& j) { j["args"][4].erase("filter_mode"); }), Catch::Contains("'filter_mode' is missing"));
+}
+
+TEST_CASE("replay capture: images and samplers only where the kernel takes them", "[replay]") {
+    CapturedArg image, sampler, scalar, buffer;
+    image.kind = ArgKind::image;
+    image.index = 0;
+    sampler.kind = ArgKind::sampler;
+    sampler.index = 1;
+    scalar.kind = ArgKind::scalar;
+    scalar.index = 1;
+    buffer.kind = ArgKind::buffer;
+    buffer.index = 2;
+    CHECK_FALSE(arg_kind_mismatch(image, "image2d_t"));
+    CHECK_FALSE(arg_kind_mismatch(image, "image1d_buffer_t"));
+    CHECK_FALSE(arg_kind_mismatch(sampler, "sampler_t"));
+    CHECK_FALSE(arg_kind_mismatch(scalar, "float"));
+    CHECK_FALSE(arg_kind_mismatch(buffer, "float*"));
+    CHECK_FALSE(arg_kind_mismatch(buffer, "image_params*"));  // a struct's name is no image type
+    // A sampler's handle kept as a scalar (a layer without the driver's argument info).
+    CHECK(arg_kind_mismatch(scalar, "sampler_t") == "argument 1 is a sampler_t in the kernel but a captured scalar");
+    CHECK(arg_kind_mismatch(buffer, "image2d_t") == "argument 2 is a image2d_t in the kernel but a captured buffer");
+    CHECK(arg_kind_mismatch(image, "float*"));
+    CHECK(arg_kind_mismatch(sampler, "ulong"));
 }
 
 TEST_CASE("replay capture: not JSON, an empty program and a skipped capture", "[replay]") {

@@ -12,7 +12,8 @@ TEST_CASE("replay: clSetKernelArg values are classified as the capture contract 
     CHECK(classify_arg(8, false, false) == ArgKind::scalar);   // 8 bytes that are no known cl_mem
     CHECK(classify_arg(4096, true, false) == ArgKind::local);  // NULL value with a size
     CHECK(classify_arg(4, false, false) == ArgKind::scalar);
-    CHECK(classify_arg(0, true, false) == ArgKind::scalar);  // no size: nothing to allocate
+    CHECK(classify_arg(0, true, false) == ArgKind::scalar);          // no size: nothing to allocate
+    CHECK(classify_arg(8, false, false, true) == ArgKind::sampler);  // a live cl_sampler the layer saw created
 }
 
 TEST_CASE("replay: argument type names force the kinds a replay cannot rebuild", "[replay]") {
@@ -28,14 +29,36 @@ TEST_CASE("replay: skip reasons name the argument", "[replay]") {
     CHECK_FALSE(arg_skip_reason(ArgKind::buffer, 0));
     CHECK_FALSE(arg_skip_reason(ArgKind::local, 1));
     CHECK_FALSE(arg_skip_reason(ArgKind::scalar, 2));
-    CHECK(arg_skip_reason(ArgKind::image, 3) == "image argument 3");
+    CHECK_FALSE(arg_skip_reason(ArgKind::image, 3));
+    CHECK_FALSE(arg_skip_reason(ArgKind::sampler, 2));
     CHECK(arg_skip_reason(ArgKind::svm, 1) == "SVM pointer argument 1");
-    CHECK(arg_skip_reason(ArgKind::sampler, 2) == "sampler argument 2");
     CHECK(arg_skip_reason(ArgKind::pipe, 4) == "pipe or unknown argument 4");
     CHECK(arg_skip_reason(ArgKind::unknown, 5) == "pipe or unknown argument 5");
     CHECK(source_skip_reason("kernel void k() { printf(\"%d\", 1); }") == "kernel uses printf");
     CHECK(source_skip_reason("kernel void k(queue_t q) { enqueue_kernel(q, 0, r, ^{}); }") == "device-side enqueue");
     CHECK_FALSE(source_skip_reason("kernel void k(global float* x) { x[0] = 1; }"));
+}
+
+TEST_CASE("replay: images are read whole, as their type's region; mipmaps and samples are not", "[replay]") {
+    ImageShape s{image2d, 0x10B5, 0x10DE, 16, 64, 32, 1, 1};
+    CHECK(image_region(s) == std::array<uint64_t, 3>{64, 32, 1});
+    CHECK(image_bytes(s) == 64 * 32 * 16);
+    s = {image1d_array, 0x10B0, 0x10D2, 1, 100, 1, 1, 5};
+    CHECK(image_region(s) == std::array<uint64_t, 3>{100, 5, 1});
+    s = {image2d_array, 0x10B0, 0x10D2, 2, 8, 4, 1, 3};
+    CHECK(image_bytes(s) == 8 * 4 * 3 * 2);
+    s = {image3d, 0x10B0, 0x10D2, 4, 8, 4, 2, 1};
+    CHECK(image_region(s) == std::array<uint64_t, 3>{8, 4, 2});
+    s = {image1d_buffer, 0x10B0, 0x10D2, 4, 1000, 1, 1, 1};
+    CHECK(image_bytes(s) == 4000);
+    s.type = 0x10F0;  // a buffer is no image
+    CHECK_FALSE(image_region(s));
+    CHECK(image_bytes(s) == 0);
+    CHECK_FALSE(image_skip_reason(2, image2d, 0, 0));
+    CHECK_FALSE(image_skip_reason(2, image2d, 1, 1));  // one level, one sample: the image itself
+    CHECK(image_skip_reason(2, image2d, 3, 0) == "mipmapped image argument 2");
+    CHECK(image_skip_reason(2, image2d, 0, 4) == "multisampled image argument 2");
+    CHECK(image_skip_reason(1, 0x10F7, 0, 0) == "image argument 1 of memory object type 0x10f7");
 }
 
 TEST_CASE("replay: the budget takes what fits and says why the rest does not", "[replay]") {
@@ -69,6 +92,12 @@ TEST_CASE("replay: capture.json carries every field of clprobe.replay.v1", "[rep
     r.args.push_back({0, ArgKind::buffer, 4096, 1, {}});
     r.args.push_back({1, ArgKind::scalar, 4, 0, {0x00, 0x00, 0x80, 0x3f}});
     r.args.push_back({2, ArgKind::local, 256, 0, {}});
+    CaptureArg image{3, ArgKind::image, 128, 4, {}};
+    image.image = {image2d, 0x10B5, 0x10DE, 16, 4, 2, 1, 1};
+    r.args.push_back(image);
+    CaptureArg sampler{4, ArgKind::sampler, 0, 0, {}};
+    sampler.sampler = {true, 0x1132, 0x1141};
+    r.args.push_back(sampler);
     r.traced_ns = 123456;
     const auto j = nlohmann::json::parse(capture_json(r));
     CHECK(j["format"] == "clprobe.replay.v1");
@@ -82,7 +111,7 @@ TEST_CASE("replay: capture.json carries every field of clprobe.replay.v1", "[rep
     CHECK(j["global_offset"].is_null());
     CHECK(j["global_size"] == nlohmann::json{64, 32});
     CHECK(j["local_size"] == nlohmann::json{8, 4});
-    REQUIRE(j["args"].size() == 3);
+    REQUIRE(j["args"].size() == 5);
     CHECK(j["args"][0] == nlohmann::json{{"index", 0},
                                          {"kind", "buffer"},
                                          {"size", 4096},
@@ -91,6 +120,25 @@ TEST_CASE("replay: capture.json carries every field of clprobe.replay.v1", "[rep
                                          {"output", "arg0.out"}});
     CHECK(j["args"][1] == nlohmann::json{{"index", 1}, {"kind", "scalar"}, {"bytes_hex", "0000803f"}});
     CHECK(j["args"][2] == nlohmann::json{{"index", 2}, {"kind", "local"}, {"size", 256}});
+    CHECK(j["args"][3] == nlohmann::json{{"index", 3},
+                                         {"kind", "image"},
+                                         {"size", 128},
+                                         {"flags", 4},
+                                         {"image_type", 0x10F1},
+                                         {"channel_order", 0x10B5},
+                                         {"channel_type", 0x10DE},
+                                         {"element_size", 16},
+                                         {"width", 4},
+                                         {"height", 2},
+                                         {"depth", 1},
+                                         {"array_size", 1},
+                                         {"input", "arg3.in"},
+                                         {"output", "arg3.out"}});
+    CHECK(j["args"][4] == nlohmann::json{{"index", 4},
+                                         {"kind", "sampler"},
+                                         {"normalized_coords", true},
+                                         {"addressing_mode", 0x1132},
+                                         {"filter_mode", 0x1141}});
     CHECK(j["traced_ns"] == 123456);
     CHECK(j["skipped"].is_null());
 }

@@ -9,6 +9,7 @@
 #include "replay/launch_variants.hpp"
 #include "replay/output_compare.hpp"
 #include "replay_test_support.hpp"
+#include "rules/ranking.hpp"
 #include "rules/replay_findings.hpp"
 
 using namespace clprobe;
@@ -115,6 +116,10 @@ TEST_CASE("replay outputs: bitwise, within tolerance, changed", "[replay]") {
     CHECK(element_type_of("half*") == ElementType::half);
     CHECK(element_type_of("int*") == ElementType::bytes);
     CHECK(element_type_of("floaty*") == ElementType::bytes);
+    // Images by their channel type: CL_FLOAT, CL_HALF_FLOAT within tolerance; CL_UNORM_INT8 bitwise.
+    CHECK(image_element_type(0x10DE) == ElementType::float32);
+    CHECK(image_element_type(0x10DD) == ElementType::half);
+    CHECK(image_element_type(0x10D2) == ElementType::bytes);
 }
 
 TEST_CASE("replay reliability: the as-captured median against the traced time", "[replay]") {
@@ -201,4 +206,46 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].uncertain);
     CHECK_FALSE(rankable(test::replayed_variant(VariantKind::local_size, "x", {1}, OutputCheck::changed)));
+}
+
+TEST_CASE("replay findings: two kernels' measured what-ifs rank by the wall time they save", "[replay]") {
+    // foo has more traced device time (0.4 s) but its best what-if saves 10% of it (0.04 of the
+    // 1 s wall); bar's saves 75% of its 0.3 s (0.225). The run's order: bar's first, whatever
+    // order the replays came in.
+    ReplayContext ctx;
+    ctx.kernels["foo"] = KernelTotals{4e8, 100, 4e6, 0.05};
+    ctx.kernels["bar"] = KernelTotals{3e8, 100, 3e6, 0.05};
+    ctx.wall_ns = 1e9;
+    auto foo =
+        replayed({test::replayed_variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 990, 1000}),
+                  test::replayed_variant(VariantKind::local_size, "64", {900, 900, 905, 895, 900}),
+                  test::replayed_variant(VariantKind::build_options, "-cl-mad-enable", {950, 950, 955, 945, 950})});
+    foo.reliable = true;
+    auto bar = foo;
+    bar.kernel = "bar";
+    bar.variants[1] = test::replayed_variant(VariantKind::local_size, "128", {250, 250, 255, 245, 250});
+    bar.variants[2] = test::replayed_variant(VariantKind::build_options, "-cl-mad-enable", {500, 500, 505, 495, 500});
+
+    for (const auto& results : {std::vector<ReplayResult>{foo, bar}, std::vector<ReplayResult>{bar, foo}}) {
+        // As run_replay orders them.
+        auto findings = replay_findings(results, ctx);
+        classify_findings(findings);
+        rank_findings(findings);
+        std::vector<const Finding*> ranked;
+        for (const auto& f : findings)
+            if (f.kind == FindingKind::ranked) ranked.push_back(&f);
+        REQUIRE(ranked.size() == 2);  // each kernel's largest; its build-option what-if is a note
+        CHECK(ranked[0]->rank == 1);
+        CHECK_THAT(ranked[0]->title, Catch::StartsWith("`bar`: local size 128"));
+        CHECK(*ranked[0]->estimated_gain == Approx(0.225));
+        CHECK(ranked[1]->rank == 2);
+        CHECK_THAT(ranked[1]->title, Catch::StartsWith("`foo`: local size 64"));
+        CHECK(*ranked[1]->estimated_gain == Approx(0.04));
+        CHECK(ranked[0]->id == local_size_finding);
+        CHECK(ranked[1]->id == local_size_finding);
+        // The notes follow the ranked ones, unranked.
+        CHECK(findings.size() == 4);
+        CHECK(findings[2].rank == 0);
+        CHECK(findings[3].rank == 0);
+    }
 }
