@@ -57,6 +57,9 @@ json replay_result_to_json(const ReplayResult& r) {
         j["bandwidth"] = {{"bytes", r.bandwidth->bytes},
                           {"kernel_gbps", r.bandwidth->kernel_gbps},
                           {"copy_gbps", r.bandwidth->copy_gbps},
+                          {"copy_method", r.bandwidth->copy_method},
+                          {"api_copy_gbps", r.bandwidth->api_copy_gbps},
+                          {"kernel_copy_gbps", r.bandwidth->kernel_copy_gbps},
                           {"copy_samples_ns", r.bandwidth->copy_samples_ns}};
     else
         j["bandwidth"] = nullptr;

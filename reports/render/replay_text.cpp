@@ -65,9 +65,10 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
         out += fmt::format("  {}: {}\n", r.reliable ? "reliable" : "UNRELIABLE (no what-if is ranked)", r.reliability);
         if (r.bandwidth)
             out += fmt::format(
-                "  bandwidth: {:.3g} GB/s over {:.3g} MB of its buffers; a copy of them runs at {:.3g} GB/s "
+                "  bandwidth: {:.3g} GB/s over {:.3g} MB of its buffers; a copy of them runs at {:.3g} GB/s by {} "
                 "({:.0f}% of that roof)\n",
                 r.bandwidth->kernel_gbps, r.bandwidth->bytes * 1e-6, r.bandwidth->copy_gbps,
+                r.bandwidth->copy_method.empty() ? "clEnqueueCopyBuffer/Image" : r.bandwidth->copy_method,
                 r.bandwidth->copy_gbps > 0 ? r.bandwidth->kernel_gbps / r.bandwidth->copy_gbps * 100 : 0);
         out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", "what-if", "variant", "median", "spread",
                            "n", "speed-up", "outputs");

@@ -11,7 +11,7 @@ constexpr std::string_view magic = "clprobe-driver-caching-1\n";
 }  // namespace
 
 DriverCaching judge_driver_caching(double first_ms, double again_ms) {
-    return again_ms < 0.25 * first_ms ? DriverCaching::caches : DriverCaching::does_not_cache;
+    return again_ms < 0.45 * first_ms ? DriverCaching::caches : DriverCaching::does_not_cache;
 }
 
 std::string driver_caching_text(DriverCaching verdict, double first_ms, double again_ms) {

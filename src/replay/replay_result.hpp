@@ -54,9 +54,12 @@ struct VariantResult {
 // the memory roof. bytes = the buffers' sizes read, plus those of the buffers it changed, written.
 struct BandwidthCheck {
     double bytes = 0;
-    double kernel_gbps = 0;  // bytes / the as-captured median
-    double copy_gbps = 0;    // clEnqueueCopyBuffer of the same buffers: 2 x their size moved
-    std::vector<double> copy_samples_ns;
+    double kernel_gbps = 0;               // bytes / the as-captured median
+    double copy_gbps = 0;                 // the roof: the faster of the two copies below
+    std::string copy_method;              // which one: "copy kernel" or "clEnqueueCopyBuffer/Image"
+    double api_copy_gbps = 0;             // clEnqueueCopyBuffer/Image of the same objects: 2 x their size moved
+    double kernel_copy_gbps = 0;          // a copy kernel over the same buffers (images by the API); 0: did not build
+    std::vector<double> copy_samples_ns;  // the API's copies
 };
 
 struct ReplayResult {

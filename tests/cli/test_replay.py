@@ -122,7 +122,14 @@ def test_faster_local_size_with_identical_outputs():
            "the what-if table on stdout", r)
     expect("no traced time" in s["reliability"] and not s["reliable"],
            "without a traced time the replay is not called reliable", r)
-    expect(s["bandwidth"] and s["bandwidth"]["copy_gbps"] > 0, "the bandwidth check against a copy", r)
+    bw = s["bandwidth"]
+    expect(bw and bw["copy_gbps"] > 0, "the bandwidth check against a copy", r)
+    # The roof is the faster of the API's copy and the copy kernel, and says which it is.
+    expect(bw["api_copy_gbps"] > 0 and bw["kernel_copy_gbps"] > 0, "both copies measured", r)
+    expect(bw["copy_gbps"] == max(bw["api_copy_gbps"], bw["kernel_copy_gbps"]), "the roof is the faster copy", r)
+    expect(bw["copy_method"] == ("copy kernel" if bw["kernel_copy_gbps"] > bw["api_copy_gbps"] else
+                                 "clEnqueueCopyBuffer/Image"), "the roof names its copy", r)
+    expect(f"by {bw['copy_method']}" in r.stdout, "the text names the roof's copy", r)
 
 
 def test_wrong_output_not_reproducible_and_fast_math_changes_answer():

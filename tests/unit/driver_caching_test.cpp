@@ -10,9 +10,13 @@ TEST_CASE("a second build far faster than the first is the driver's cache") {
     // A driver that compiles again takes about as long, a little faster or slower.
     CHECK(judge_driver_caching(900.0, 850.0) == DriverCaching::does_not_cache);
     CHECK(judge_driver_caching(900.0, 1200.0) == DriverCaching::does_not_cache);
-    // The boundary: a quarter of the first build is not yet a hit.
-    CHECK(judge_driver_caching(400.0, 100.0) == DriverCaching::does_not_cache);
-    CHECK(judge_driver_caching(400.0, 99.0) == DriverCaching::caches);
+    // Measured: PoCL's hit on a small program at 23.5% of its cold build (159.8 -> 37.6 ms), Intel's
+    // runtime building again at 70% (118.6 -> 83.2 ms).
+    CHECK(judge_driver_caching(159.8, 37.6) == DriverCaching::caches);
+    CHECK(judge_driver_caching(118.6, 83.2) == DriverCaching::does_not_cache);
+    // The boundary: 45% of the first build is not yet a hit.
+    CHECK(judge_driver_caching(400.0, 180.0) == DriverCaching::does_not_cache);
+    CHECK(judge_driver_caching(400.0, 179.0) == DriverCaching::caches);
 }
 
 TEST_CASE("the verdict file reads back what was written and nothing else") {
