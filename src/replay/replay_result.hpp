@@ -55,10 +55,10 @@ struct VariantResult {
 struct BandwidthCheck {
     double bytes = 0;
     double kernel_gbps = 0;               // bytes / the as-captured median
-    double copy_gbps = 0;                 // the roof: the faster of the two copies below
-    std::string copy_method;              // which one: "copy kernel" or "clEnqueueCopyBuffer/Image"
+    double copy_gbps = 0;                 // the roof: the faster of the two below (each its fastest sample)
+    std::string copy_method;              // which one: "same-traffic kernel" or "clEnqueueCopyBuffer/Image"
     double api_copy_gbps = 0;             // clEnqueueCopyBuffer/Image of the same objects: 2 x their size moved
-    double kernel_copy_gbps = 0;          // a copy kernel over the same buffers (images by the API); 0: did not build
+    double kernel_copy_gbps = 0;          // kernels with the replayed kernel's footprint; 0: they did not build
     std::vector<double> copy_samples_ns;  // the API's copies
 };
 
