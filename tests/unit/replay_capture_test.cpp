@@ -8,6 +8,7 @@
 #include <random>
 
 #include "replay/capture_reader.hpp"
+#include "replay_test_support.hpp"
 
 using namespace clprobe::replay;
 namespace fs = std::filesystem;
@@ -125,20 +126,7 @@ namespace {
 // arguments.
 json image_capture() {
     json j = good_capture();
-    j["args"].push_back({{"index", 3},
-                         {"kind", "image"},
-                         {"size", 128},
-                         {"flags", 4},
-                         {"image_type", 0x10F1},
-                         {"channel_order", 0x10B5},
-                         {"channel_type", 0x10DE},
-                         {"element_size", 16},
-                         {"width", 4},
-                         {"height", 2},
-                         {"depth", 1},
-                         {"array_size", 1},
-                         {"input", "arg3.in"},
-                         {"output", "arg3.out"}});
+    j["args"].push_back(clprobe::test::image_arg_json());
     j["args"].push_back({{"index", 4},
                          {"kind", "sampler"},
                          {"normalized_coords", false},

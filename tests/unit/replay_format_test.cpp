@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "layer/replay_format.hpp"
+#include "replay_test_support.hpp"
 
 using namespace clprobe::layer::replay;
 
@@ -120,20 +121,7 @@ TEST_CASE("replay: capture.json carries every field of clprobe.replay.v1", "[rep
                                          {"output", "arg0.out"}});
     CHECK(j["args"][1] == nlohmann::json{{"index", 1}, {"kind", "scalar"}, {"bytes_hex", "0000803f"}});
     CHECK(j["args"][2] == nlohmann::json{{"index", 2}, {"kind", "local"}, {"size", 256}});
-    CHECK(j["args"][3] == nlohmann::json{{"index", 3},
-                                         {"kind", "image"},
-                                         {"size", 128},
-                                         {"flags", 4},
-                                         {"image_type", 0x10F1},
-                                         {"channel_order", 0x10B5},
-                                         {"channel_type", 0x10DE},
-                                         {"element_size", 16},
-                                         {"width", 4},
-                                         {"height", 2},
-                                         {"depth", 1},
-                                         {"array_size", 1},
-                                         {"input", "arg3.in"},
-                                         {"output", "arg3.out"}});
+    CHECK(j["args"][3] == clprobe::test::image_arg_json());
     CHECK(j["args"][4] == nlohmann::json{{"index", 4},
                                          {"kind", "sampler"},
                                          {"normalized_coords", true},

@@ -1,5 +1,7 @@
 #pragma once
 // What the replay tests share: a replayed variant of known samples and output check.
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +25,25 @@ inline replay::VariantResult replayed_variant(replay::VariantKind kind, std::str
     v.check = check;
     if (check != replay::OutputCheck::identical) v.errors = std::move(errors);
     return v;
+}
+
+// capture.json's entry for argument 3, a 4 x 2 CL_RGBA CL_FLOAT 2-D image (16 bytes a pixel, 128
+// bytes) read and written by the kernel: what the layer writes for it and what the reader takes.
+inline nlohmann::json image_arg_json() {
+    return {{"index", 3},
+            {"kind", "image"},
+            {"size", 128},
+            {"flags", 4},
+            {"image_type", 0x10F1},
+            {"channel_order", 0x10B5},
+            {"channel_type", 0x10DE},
+            {"element_size", 16},
+            {"width", 4},
+            {"height", 2},
+            {"depth", 1},
+            {"array_size", 1},
+            {"input", "arg3.in"},
+            {"output", "arg3.out"}};
 }
 
 }  // namespace clprobe::test
