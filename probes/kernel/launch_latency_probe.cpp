@@ -75,8 +75,25 @@ class LaunchLatencyProbe final : public Probe {
                 },
                 config);
             if (queued.seconds_per_iteration.front() > 0) add(out, "enqueue_to_start", queued);
+
+            // Device time of the empty kernel itself (START -> END): no launch on this device runs
+            // shorter, so the trace rules hold a tiny kernel against this floor as well as a roof.
+            const SampleSet device_time = run_samples(
+                [&](std::int64_t n) {
+                    double total = 0;
+                    for (std::int64_t i = 0; i < n; ++i) {
+                        cl::Event e;
+                        enqueue(&e);
+                        e.wait();
+                        total += command_seconds(e);
+                    }
+                    return TimedBatch{total, TimerKind::device_profiling};
+                },
+                config);
+            if (device_time.seconds_per_iteration.front() > 0) add(out, "device_time", device_time);
         } else {
             out.attributes["enqueue_to_start"] = "not measured: the queue has no profiling";
+            out.attributes["device_time"] = "not measured: the queue has no profiling";
         }
     }
 

@@ -133,10 +133,11 @@ RuleOutcome fusion_candidate(const RunReport&, const TraceFacts& f, const RuleSp
 }
 
 RuleOutcome no_local_size(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
-    const BandwidthRoofs roofs = bandwidth_roofs_of(r.results);
+    const KernelLimits limits = kernel_limits_of(r);
     const bool any_auto = std::any_of(f.kernels.begin(), f.kernels.end(), mostly_auto_local);
-    if (!roofs.memory_gb_per_s && !roofs.levels) return any_auto ? rule.missing() : RuleOutcome::none();
-    const auto below = worst_below_roof(roofs, f, mostly_auto_local);
+    if (!limits.roofs.memory_gb_per_s && !limits.roofs.levels)
+        return any_auto ? rule.missing() : RuleOutcome::none();
+    const auto below = worst_below_roof(limits, f, mostly_auto_local);
     if (!below || !worth_reporting(f, below->saved)) return RuleOutcome::none();
     const KernelFacts& k = *below->kernel;
     const double gbs = k.bytes / k.seconds * 1e-9;
@@ -145,14 +146,15 @@ RuleOutcome no_local_size(const RunReport& r, const TraceFacts& f, const RuleSpe
         fmt::format("Kernel {} is launched without a local size ({} of {} launches) and runs at {:.1f}% of the {} roof",
                     k.name, k.auto_local_launches, k.launches, 100 * gbs / below->roof.gb_per_s, below->roof.level),
         below->saved,
-        "at most: the kernel at the measured roof of the memory level its buffers fit in (a better work-group size "
-        "may recover only part of it)");
+        "at most: the kernel at the measured roof of the memory level its buffers fit in, and no launch shorter than "
+        "an empty kernel here (a better work-group size may recover only part of it)");
     finding.confidence = 0.4;  // the work-group size is one cause among several of a slow kernel
     finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
                                     "estimate: sizes of its buffer arguments over its device time",
                                     {{"kernel", k.name}}));
     finding.evidence.push_back(fact(below->roof.metric, below->roof.gb_per_s, "GB/s",
                                     "this device's roof for a working set of that size", {}));
+    add_launch_floor_evidence(finding, limits, *below);
     finding.evidence.push_back(fact("app.kernel.auto_local_launches", static_cast<double>(k.auto_local_launches),
                                     "launches", "local_work_size NULL: the driver chose the work-group",
                                     {{"kernel", k.name}}));

@@ -157,7 +157,14 @@ RuleSpec below_roof_spec(std::string id) {
              min_gain_threshold()}};
 }
 
-std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, const TraceFacts& f,
+KernelLimits kernel_limits_of(const RunReport& r) {
+    KernelLimits limits{bandwidth_roofs_of(r.results), 0.0};
+    if (const Measurement* floor = headline(r, launch_floor_metric, {{"kind", launch_floor_kind}}))
+        limits.launch_floor_seconds = std::max(0.0, floor->summary.median * 1e-6);
+    return limits;
+}
+
+std::optional<KernelBelowRoof> worst_below_roof(const KernelLimits& limits, const TraceFacts& f,
                                                 const std::function<bool(const KernelFacts&)>& eligible) {
     const double wall = f.run.wall_seconds;
     std::optional<KernelBelowRoof> worst;
@@ -165,13 +172,27 @@ std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, con
         if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0 || k.launches == 0 || !eligible(k))
             continue;
         // One launch's buffers decide the memory level, and so the roof it is held against.
-        const auto roof = roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
+        const auto roof =
+            limits.roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
         if (!roof || roof->gb_per_s <= 0) continue;
         const double fraction = k.bytes / k.seconds * 1e-9 / roof->gb_per_s;
-        const double s = k.seconds - k.bytes / (roof->gb_per_s * 1e9);
-        if (fraction < below_roof_fraction && s > (worst ? worst->saved : 0.0)) worst = KernelBelowRoof{&k, *roof, s};
+        const double at_roof = k.bytes / (roof->gb_per_s * 1e9);
+        const double at_floor = static_cast<double>(k.launches) * limits.launch_floor_seconds;
+        const double s = k.seconds - std::max(at_roof, at_floor);
+        if (fraction < below_roof_fraction && s > (worst ? worst->saved : 0.0))
+            worst = KernelBelowRoof{&k, *roof, s, at_floor > at_roof};
     }
     return worst;
+}
+
+void add_launch_floor_evidence(Finding& finding, const KernelLimits& limits, const KernelBelowRoof& below) {
+    if (limits.launch_floor_seconds <= 0) return;
+    finding.evidence.push_back(fact(launch_floor_metric, limits.launch_floor_seconds * 1e6, "us",
+                                    below.floor_bound
+                                        ? "an empty kernel's device time here: its launches cannot get shorter, "
+                                          "which bounds this saving more than the roof does"
+                                        : "an empty kernel's device time here: the floor of every launch",
+                                    {{"kind", launch_floor_kind}}));
 }
 
 bool mostly_auto_local(const KernelFacts& k) {

@@ -72,13 +72,29 @@ std::map<int, double> processes_among(const std::vector<int>& pids);
 // below_roof_fraction of that roof. Shared by trace.kernel.below_roof and no_local_size.
 inline constexpr double below_roof_fraction = 0.1;  // below a tenth of the roof: far below it
 inline constexpr double kernel_share_of_interest = 0.1;
+// A kernel's time can fall to the roof only as far as the launch floor allows: no launch runs
+// shorter than an empty kernel's device time measured here (kernel.launch.latency{kind=device_time}),
+// so a tiny kernel launched thousands of times is held against launches x that floor, not against
+// its few bytes at the roof alone.
 struct KernelBelowRoof {
     const KernelFacts* kernel = nullptr;
     PlacedRoof roof;
-    double saved = 0;  // its time less the same bytes at the roof
+    double saved = 0;               // its time less max(the same bytes at the roof, launches x floor)
+    bool floor_bound = false;       // the launch floor, not the roof, set the time it could fall to
 };
-std::optional<KernelBelowRoof> worst_below_roof(const BandwidthRoofs& roofs, const TraceFacts& f,
+struct KernelLimits {
+    BandwidthRoofs roofs;
+    double launch_floor_seconds = 0;  // an empty kernel's device time; 0 when not measured
+};
+KernelLimits kernel_limits_of(const RunReport& r);
+std::optional<KernelBelowRoof> worst_below_roof(const KernelLimits& limits, const TraceFacts& f,
                                                 const std::function<bool(const KernelFacts&)>& eligible);
+// Evidence of the launch floor, when one was measured: the empty kernel's device time, and whether
+// it (rather than the roof) bounded the kernel's saving.
+void add_launch_floor_evidence(Finding& finding, const KernelLimits& limits, const KernelBelowRoof& below);
+// The floor's metric, with the label that picks it.
+inline constexpr const char* launch_floor_metric = "kernel.launch.latency";
+inline constexpr const char* launch_floor_kind = "device_time";
 // The spec both roof rules declare: the program's facts and the device's bandwidth roofs in, a
 // kernel share and a roof fraction as thresholds. One definition, so the two cannot drift apart.
 RuleSpec below_roof_spec(std::string id);

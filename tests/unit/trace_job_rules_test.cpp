@@ -249,6 +249,46 @@ TEST_CASE("trace rules: a kernel without a local size far below its roof", "[tra
                Catch::Contains("kernel.roof.bandwidth or kernel.peak.bandwidth"));
 }
 
+TEST_CASE("trace rules: a tiny kernel launched many times is held against the launch floor too", "[trace][rules]") {
+    // 100 launches of 10 us over 4 KiB each, with a local size: at 20 GB/s the bytes take 0.2 us a
+    // launch, but no launch here runs shorter than an empty kernel's device time.
+    TraceBuilder b;
+    for (int i = 0; i < 100; ++i)
+        b.kernel("tiny", i * 20.0, i * 20.0 + 1, i * 20.0 + 11, 4096);
+    for (auto& c : b.trace.commands)
+        c.local = "64,1,1";
+    const auto with_floor = [](double floor_us) {
+        return std::vector<Measurement>{
+            ceiling("kernel.peak.bandwidth", "GB/s", 20),
+            ceiling("kernel.launch.latency", "us", floor_us, {{"kind", "device_time"}}, false)};
+    };
+    // No floor measured: the roof alone bounds it, nearly all of the kernel's 1 ms.
+    const Finding roof_only = only_trace_finding(
+        run_trace_rule(trace_report(b.trace, b.run(2000), {ceiling("kernel.peak.bandwidth", "GB/s", 20)}),
+                       "trace.kernel.below_roof"),
+        "trace.kernel.below_roof");
+    REQUIRE(roof_only.estimated_gain);
+    CHECK(*roof_only.estimated_gain == Approx((1000e-6 - 100 * 4096 / 20e9) / 2000e-6));
+    CHECK(evidence_named(roof_only, "kernel.launch.latency") == nullptr);
+    // A floor of 8 us a launch: 2 us of each launch is all the roof could take.
+    const Finding floored = only_trace_finding(
+        run_trace_rule(trace_report(b.trace, b.run(2000), with_floor(8)), "trace.kernel.below_roof"),
+        "trace.kernel.below_roof");
+    REQUIRE(floored.estimated_gain);
+    CHECK(*floored.estimated_gain == Approx(100 * 2e-6 / 2000e-6));
+    const Evidence* floor = evidence_named(floored, "kernel.launch.latency");
+    REQUIRE(floor);
+    CHECK(floor->value == Approx(8));
+    CHECK_THAT(floor->expectation, Catch::Contains("bounds this saving"));
+    // At the floor already: nothing to gain, whatever the roof says.
+    test::check_silent(run_trace_rule(trace_report(b.trace, b.run(2000), with_floor(10)), "trace.kernel.below_roof"));
+    // The same floor bounds the rule for launches without a local size.
+    for (auto& c : b.trace.commands)
+        c.local = "0";
+    test::check_silent(
+        run_trace_rule(trace_report(b.trace, b.run(2000), with_floor(10)), "trace.kernel.no_local_size"));
+}
+
 TEST_CASE("trace rules: a job's finding names the one process its pattern is in", "[trace][rules][job]") {
     // pid 100 waits after each of its 60 kernels; pid 101 launches 10 without waiting.
     const std::vector<ProgramTrace> both = {process_of(100, 0, 60, 20, true), process_of(101, 5, 10, 20)};
