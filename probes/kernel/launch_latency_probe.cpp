@@ -1,5 +1,6 @@
 // kernel.launch: what one kernel launch costs before any work is done. Small kernels (decode
 // steps, per-iteration GLM updates) pay this on every call.
+#include <algorithm>
 #include <chrono>
 
 #include "cl/cl_error.hpp"
@@ -78,6 +79,10 @@ class LaunchLatencyProbe final : public Probe {
 
             // Device time of the empty kernel itself (START -> END): no launch on this device runs
             // shorter, so the trace rules hold a tiny kernel against this floor as well as a roof.
+            // As many launches per sample as enqueue_to_start took: calibrating on a device time of
+            // well under a microsecond would wait out tens of thousands of launches (20 s on PoCL).
+            SamplerConfig per_launch = config;
+            per_launch.max_iterations = std::max<std::int64_t>(1, queued.iterations);
             const SampleSet device_time = run_samples(
                 [&](std::int64_t n) {
                     double total = 0;
@@ -89,7 +94,7 @@ class LaunchLatencyProbe final : public Probe {
                     }
                     return TimedBatch{total, TimerKind::device_profiling};
                 },
-                config);
+                per_launch);
             if (device_time.seconds_per_iteration.front() > 0) add(out, "device_time", device_time);
         } else {
             out.attributes["enqueue_to_start"] = "not measured: the queue has no profiling";
