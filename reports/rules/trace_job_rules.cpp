@@ -135,8 +135,7 @@ RuleOutcome fusion_candidate(const RunReport&, const TraceFacts& f, const RuleSp
 RuleOutcome no_local_size(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const KernelLimits limits = kernel_limits_of(r);
     const bool any_auto = std::any_of(f.kernels.begin(), f.kernels.end(), mostly_auto_local);
-    if (!limits.roofs.memory_gb_per_s && !limits.roofs.levels)
-        return any_auto ? rule.missing() : RuleOutcome::none();
+    if (!limits.roofs.memory_gb_per_s && !limits.roofs.levels) return any_auto ? rule.missing() : RuleOutcome::none();
     const auto below = worst_below_roof(limits, f, mostly_auto_local);
     if (!below || !worth_reporting(f, below->saved)) return RuleOutcome::none();
     const KernelFacts& k = *below->kernel;

@@ -79,8 +79,8 @@ inline constexpr double kernel_share_of_interest = 0.1;
 struct KernelBelowRoof {
     const KernelFacts* kernel = nullptr;
     PlacedRoof roof;
-    double saved = 0;               // its time less max(the same bytes at the roof, launches x floor)
-    bool floor_bound = false;       // the launch floor, not the roof, set the time it could fall to
+    double saved = 0;          // its time less max(the same bytes at the roof, launches x floor)
+    bool floor_bound = false;  // the launch floor, not the roof, set the time it could fall to
 };
 struct KernelLimits {
     BandwidthRoofs roofs;

@@ -210,10 +210,11 @@ ProbeResult program_result(const std::vector<ProgramTrace>& processes, const Pro
 void write_outputs(const TraceOptions& o, const RunReport& report, const ProgramTrace& trace, const ChildRun& run) {
     const RenderOptions render{o.verbose, false};
     o.outputs.write(report, render);
-    if (!o.timeline.empty())
-        write_file_atomically(
-            o.timeline,
-            program_timeline(trace, run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!o.timeline.empty()) {
+        AtomicFileWriter timeline(o.timeline);
+        write_program_timeline(trace, run, [&](std::string_view piece) { timeline.write(piece); });
+        timeline.commit();
+    }
     if (!o.outputs.has_format("text") && !o.quiet)
         fmt::print(stderr, "{}", report_format("text").render(report, render));
 }
@@ -294,10 +295,15 @@ int run_trace(TraceOptions o) {
     for (auto& r : run_probes(probes_named({"system.activity"}), {nullptr, &*activity, ""}, RunOptions{}))
         report.results.push_back(std::move(r));
     const std::vector<ProgramTrace> processes = read_job_records(records.path);
-    const ProgramTrace merged = merge_processes(processes);
+    // References where no new trace is made: a trace of a million commands holds ~250 MB, and a
+    // copy for the one process of most runs, and another for the unwindowed analysis, tripled it.
+    std::optional<ProgramTrace> merged_job, windowed;
+    const ProgramTrace& merged =
+        processes.size() == 1 ? processes.front() : merged_job.emplace(merge_processes(processes));
     // Under --delay/--duration or windows on demand, the analysis covers the windows alone.
     const std::vector<CaptureWindow> windows = capture.windows(launched.job);
-    const ProgramTrace trace = capture.windowed() ? cut_to_windows(merged, windows, windows.size() <= 1) : merged;
+    const ProgramTrace& trace =
+        capture.windowed() ? windowed.emplace(cut_to_windows(merged, windows, windows.size() <= 1)) : merged;
     const JobRun job = in_windows(launched.job, windows, capture.windowed());
     ProbeResult program =
         program_result(processes, trace, job, report, layer,

@@ -27,21 +27,6 @@ std::filesystem::path temp_name_for(const std::filesystem::path& path) {
     throw OutputError("cannot write '" + path.string() + "': " + what + ": " + std::strerror(err));
 }
 
-void write_all(int fd, std::string_view content, const std::filesystem::path& path, const std::filesystem::path& tmp) {
-    std::size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int err = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            fail(path, "write failed", err);
-        }
-        done += static_cast<std::size_t>(n);
-    }
-}
-
 // A path that exists and is not a regular file or a folder: a character device (/dev/null,
 // /dev/stdout, a terminal), a FIFO or a socket. It is written in place: a temporary file renamed
 // over it would replace the device node (as root, /dev/null itself) with a regular file.
@@ -50,30 +35,6 @@ bool is_special(const std::filesystem::path& path) {
     const auto status = std::filesystem::status(path, ec);
     return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
            !std::filesystem::is_directory(status);
-}
-
-void write_in_place(const std::filesystem::path& path, std::string_view content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) fail(path, "cannot open", errno);
-    std::size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int err = n < 0 ? errno : EIO;
-            ::close(fd);
-            fail(path, "write failed", err);
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    // A block device or a network file can still refuse the data here; a pipe, a terminal or
-    // /dev/null cannot be synced at all (EINVAL), which is not a failure.
-    if (::fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP && errno != EROFS) {
-        const int err = errno;
-        ::close(fd);
-        fail(path, "fsync failed", err);
-    }
-    if (::close(fd) != 0 && errno != EINTR) fail(path, "close failed", errno);
 }
 
 }  // namespace
@@ -97,31 +58,76 @@ void check_output_path(const std::filesystem::path& path) {
     ::unlink(probe.c_str());
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw OutputError("cannot write '" + path.string() + "': it is a directory");
-    if (is_special(path)) return write_in_place(path, content);
-    const auto tmp = temp_name_for(path);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) fail(path, "cannot create temporary file", errno);
-    write_all(fd, content, path, tmp);
-    if (::fsync(fd) != 0 && errno != EINVAL) {
-        const int err = errno;
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        fail(path, "fsync failed", err);
+    if (std::filesystem::is_directory(path_, ec))
+        throw OutputError("cannot write '" + path_.string() + "': it is a directory");
+    in_place_ = is_special(path_);
+    if (in_place_) {
+        fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) fail(path_, "cannot open", errno);
+        return;
     }
-    if (::close(fd) != 0 && errno != EINTR) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        fail(path, "close failed", err);
+    tmp_ = temp_name_for(path_);
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail(path_, "cannot create temporary file", errno);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+    abandon();
+}
+
+void AtomicFileWriter::abandon() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    tmp_.clear();
+}
+
+void AtomicFileWriter::write(std::string_view piece) {
+    if (fd_ < 0) throw OutputError("cannot write '" + path_.string() + "': already closed");
+    std::size_t done = 0;
+    while (done < piece.size()) {
+        const ssize_t n = ::write(fd_, piece.data() + done, piece.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = n < 0 ? errno : EIO;
+            abandon();
+            fail(path_, "write failed", err);
+        }
+        done += static_cast<std::size_t>(n);
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+}
+
+void AtomicFileWriter::commit() {
+    if (fd_ < 0) throw OutputError("cannot write '" + path_.string() + "': already closed");
+    // A block device or a network file can still refuse the data here; a pipe, a terminal or
+    // /dev/null cannot be synced at all (EINVAL), which is not a failure.
+    if (::fsync(fd_) != 0 && errno != EINVAL && !(in_place_ && (errno == ENOTSUP || errno == EROFS))) {
         const int err = errno;
-        ::unlink(tmp.c_str());
-        fail(path, "rename failed", err);
+        abandon();
+        fail(path_, "fsync failed", err);
     }
+    const int closed = ::close(fd_);
+    const int close_err = errno;
+    fd_ = -1;
+    if (closed != 0 && close_err != EINTR) {
+        abandon();
+        fail(path_, "close failed", close_err);
+    }
+    if (in_place_) return;
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+        const int err = errno;
+        abandon();
+        fail(path_, "rename failed", err);
+    }
+    tmp_.clear();  // renamed: nothing to remove
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+    AtomicFileWriter writer(path);
+    writer.write(content);
+    writer.commit();
 }
 
 std::string read_file(const std::filesystem::path& path, std::size_t max_bytes) {

@@ -7,6 +7,7 @@
 // Host times are ns of CLOCK_MONOTONIC (steady_clock), the clock clprobe also reads the child's
 // start and end with; device times are ns of the device's own clock until the analysis aligns them.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -157,7 +158,9 @@ struct ProgramTrace {
     std::vector<TracedDevice> devices;
     std::vector<TracedQueue> queues;
     std::vector<std::string> kernel_names;
-    std::vector<TracedCommand> commands;  // in seq order
+    // In seq order. A deque: a million-command trace grows without the vector's reallocation, which
+    // held the old and the new copy at once (1.05 GiB peak heap for 10^6 commands, heaptrack).
+    std::deque<TracedCommand> commands;
     std::vector<TracedWait> waits;
     std::vector<TracedAllocation> allocations;
     std::vector<TracedBuild> builds;

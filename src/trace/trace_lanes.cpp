@@ -11,9 +11,11 @@ namespace clprobe {
 
 namespace {
 
+// Views into the trace (a command's name, a kernel's name, a wait's op) or into literals: a
+// million-command trace makes two million spans, and two strings each doubled their size.
 struct Span {
     double start = 0, end = 0;
-    std::string kind, name;
+    std::string_view kind, name;
     std::size_t count = 1;
 };
 
@@ -21,7 +23,7 @@ double seconds(std::uint64_t t, std::uint64_t origin) {
     return t > origin ? static_cast<double>(t - origin) * 1e-9 : 0.0;
 }
 
-std::string kind_of(CommandKind k) {
+std::string_view kind_of(CommandKind k) {
     return k == CommandKind::kernel ? "kernel" : "transfer";
 }
 
@@ -57,7 +59,9 @@ std::vector<Span> condensed(std::vector<Span> spans, double wall) {
 nlohmann::json lane(const std::string& kind, const std::string& name, std::vector<Span> spans, double wall) {
     nlohmann::json out = {{"kind", kind}, {"name", name}, {"spans", nlohmann::json::array()}};
     for (auto& s : condensed(std::move(spans), wall)) {
-        nlohmann::json span = {s.start, s.end, s.kind, s.count > 1 ? std::to_string(s.count) + " x " + s.name : s.name};
+        nlohmann::json span = {
+            s.start, s.end, std::string(s.kind),
+            s.count > 1 ? std::to_string(s.count) + " x " + std::string(s.name) : std::string(s.name)};
         out["spans"].push_back(std::move(span));
     }
     return out;
@@ -75,12 +79,13 @@ nlohmann::json timeline_lanes(const ProgramTrace& trace, const ChildRun& run) {
     std::map<std::pair<std::uint32_t, std::string>, std::vector<Span>> threads;
     for (std::size_t i = 0; i < trace.commands.size(); ++i) {
         const TracedCommand& c = trace.commands[i];
-        const std::string name = c.kind == CommandKind::kernel ? std::string(trace.kernel_name(c)) : c.command;
+        const std::string_view name =
+            c.kind == CommandKind::kernel ? trace.kernel_name(c) : std::string_view(c.command);
         threads[{c.thread, "enqueue"}].push_back(
             {seconds(c.host_begin, origin), seconds(c.host_end, origin), "enqueue", c.command});
         if (!aligned.spans[i]) continue;
         queues[c.queue].push_back({seconds(aligned.spans[i]->begin, origin), seconds(aligned.spans[i]->end, origin),
-                                   kind_of(c.kind), name.empty() ? c.command : name});
+                                   kind_of(c.kind), name.empty() ? std::string_view(c.command) : name});
     }
     for (const auto& w : trace.waits)
         threads[{w.thread, "wait"}].push_back(

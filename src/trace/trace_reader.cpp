@@ -368,9 +368,11 @@ ProgramTrace read_program_trace(std::istream& in) {
         reader.line(line);
     }
     ProgramTrace trace = reader.finish();
-    // Commands are written when their enqueue returns, so threads may interleave seq numbers.
-    std::stable_sort(trace.commands.begin(), trace.commands.end(),
-                     [](const TracedCommand& a, const TracedCommand& b) { return a.seq < b.seq; });
+    // Commands are written when their enqueue returns, so threads may interleave seq numbers. Most
+    // traces are in order already, and a stable sort's buffer would hold half of them once more.
+    const auto by_seq = [](const TracedCommand& a, const TracedCommand& b) { return a.seq < b.seq; };
+    if (!std::is_sorted(trace.commands.begin(), trace.commands.end(), by_seq))
+        std::stable_sort(trace.commands.begin(), trace.commands.end(), by_seq);
     // Where the records end: what a process still running when clprobe stopped is known up to.
     std::uint64_t& last = trace.last_record;
     last = std::max(last, trace.layer_start);

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "render/html_report.hpp"
 #include "render/text_report.hpp"
 #include "rules/analysis.hpp"
@@ -31,6 +33,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)render_text(report, {true, false});
     (void)render_html(report);
     // As clprobe trace writes it: names from the program are not always UTF-8.
-    (void)program_timeline(trace, run).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)nlohmann::json::parse(program_timeline_text(trace, run));  // the text must be valid JSON
     return 0;
 }

@@ -228,3 +228,50 @@ TEST_CASE("write_file_atomically: a FIFO is written in place", "[atomic_file]") 
     CHECK(std::filesystem::is_fifo(fifo));
     CHECK(entries(dir.path()) == std::set<std::string>{"pipe"});
 }
+
+TEST_CASE("AtomicFileWriter: pieces appear together at commit, and not before", "[atomic_file]") {
+    TempDir dir;
+    const auto target = dir / "timeline.json";
+    write_plain(target, "the previous timeline");
+    {
+        AtomicFileWriter writer(target);
+        writer.write("{\"a\":");
+        writer.write(std::string(300000, ' '));
+        // Mid-write the old file is still whole, beside the writer's temporary one.
+        CHECK(read_file(target, 1 << 20) == "the previous timeline");
+        CHECK(entries(dir.path()).size() == 2);
+        writer.write("1}\n");
+        writer.commit();
+    }
+    CHECK(read_file(target, 1 << 20) == "{\"a\":" + std::string(300000, ' ') + "1}\n");
+    CHECK(entries(dir.path()) == std::set<std::string>{"timeline.json"});
+}
+
+TEST_CASE("AtomicFileWriter: a writer given up before commit leaves the old file and no temporary one",
+          "[atomic_file]") {
+    TempDir dir;
+    const auto target = dir / "timeline.json";
+    write_plain(target, "kept");
+    {
+        AtomicFileWriter writer(target);
+        writer.write("half of a new timeline");
+        // An error while producing the rest: the writer goes out of scope uncommitted.
+    }
+    CHECK(read_file(target, 100) == "kept");
+    CHECK(entries(dir.path()) == std::set<std::string>{"timeline.json"});
+    // A new file is not created at all.
+    { AtomicFileWriter writer(dir / "new.json"); }
+    CHECK(entries(dir.path()) == std::set<std::string>{"timeline.json"});
+    // After commit it takes no more.
+    AtomicFileWriter done(dir / "done.json");
+    done.commit();
+    CHECK_THROWS_AS(done.write("late"), OutputError);
+    CHECK(read_file(dir / "done.json", 10).empty());
+}
+
+TEST_CASE("AtomicFileWriter: a full device fails the piece that does not fit", "[atomic_file]") {
+    if (!std::filesystem::is_character_file("/dev/full")) return;
+    AtomicFileWriter writer("/dev/full");
+    CHECK_THROWS_WITH(writer.write("a piece\n"), Catch::Matchers::Contains("No space left on device"));
+    CHECK(std::filesystem::is_character_file("/dev/full"));
+}

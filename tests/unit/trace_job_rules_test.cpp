@@ -271,9 +271,9 @@ TEST_CASE("trace rules: a tiny kernel launched many times is held against the la
     CHECK(*roof_only.estimated_gain == Approx((1000e-6 - 100 * 4096 / 20e9) / 2000e-6));
     CHECK(evidence_named(roof_only, "kernel.launch.latency") == nullptr);
     // A floor of 8 us a launch: 2 us of each launch is all the roof could take.
-    const Finding floored = only_trace_finding(
-        run_trace_rule(trace_report(b.trace, b.run(2000), with_floor(8)), "trace.kernel.below_roof"),
-        "trace.kernel.below_roof");
+    const Finding floored =
+        only_trace_finding(run_trace_rule(trace_report(b.trace, b.run(2000), with_floor(8)), "trace.kernel.below_roof"),
+                           "trace.kernel.below_roof");
     REQUIRE(floored.estimated_gain);
     CHECK(*floored.estimated_gain == Approx(100 * 2e-6 / 2000e-6));
     const Evidence* floor = evidence_named(floored, "kernel.launch.latency");
