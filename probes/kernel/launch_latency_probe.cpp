@@ -8,6 +8,7 @@
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "core/clock.hpp"
+#include "core/launch_metrics.hpp"
 #include "probe_factories.hpp"
 
 namespace clprobe {
@@ -95,10 +96,18 @@ class LaunchLatencyProbe final : public Probe {
                     return TimedBatch{total, TimerKind::device_profiling};
                 },
                 per_launch);
-            if (device_time.seconds_per_iteration.front() > 0) add(out, "device_time", device_time);
+            // Its own metric, not a kind of kernel.launch.latency: on PoCL it moves 10x between runs
+            // (0.4-3.7 us), and compare --baseline-repeat pools a family's movement, which would
+            // have widened the band of every launch latency with it.
+            if (device_time.seconds_per_iteration.front() > 0) {
+                Measurement m = make_measurement(empty_launch_metric, "us", {}, to_times(device_time, 1e6),
+                                                 device_time.timer, /*higher_is_better=*/false);
+                m.iterations_per_sample = device_time.iterations;
+                out.measurements.push_back(std::move(m));
+            }
         } else {
             out.attributes["enqueue_to_start"] = "not measured: the queue has no profiling";
-            out.attributes["device_time"] = "not measured: the queue has no profiling";
+            out.attributes["empty_launch"] = "not measured: the queue has no profiling";
         }
     }
 

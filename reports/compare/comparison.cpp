@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "compare/between_runs.hpp"
@@ -436,8 +437,34 @@ std::vector<const MetricComparison*> Comparison::headline_regressions() const {
     return out;
 }
 
+std::vector<FamilyRegression> Comparison::family_regressions() const {
+    std::vector<FamilyRegression> out;
+    if (baseline_runs < 2) return out;
+    struct Moves {
+        std::set<Labels> slower, faster;
+        std::vector<const MetricComparison*> slower_figures;
+    };
+    std::map<std::string, Moves> families;
+    for (const auto& m : metrics) {
+        if (m.fact || is_ceiling(m.metric)) continue;
+        if (m.verdict != Verdict::slower && m.verdict != Verdict::faster) continue;
+        Moves& f = families[noise_family(m.metric)];
+        if (m.verdict == Verdict::faster) {
+            f.faster.insert(m.labels);
+            continue;
+        }
+        f.slower.insert(m.labels);
+        f.slower_figures.push_back(&m);
+    }
+    for (auto& [family, f] : families)
+        if (f.slower.size() >= family_regression_variants && f.faster.empty())
+            out.push_back({family, f.slower.size(), std::move(f.slower_figures)});
+    return out;
+}
+
 bool Comparison::regressed() const {
-    return !headline_regressions().empty() || (machine && !machine->regressions().empty());
+    return !headline_regressions().empty() || !family_regressions().empty() ||
+           (machine && !machine->regressions().empty());
 }
 
 std::vector<const ReferenceShift*> MachineComparison::regressions() const {

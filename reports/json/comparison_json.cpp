@@ -63,6 +63,13 @@ json comparison_to_json(const Comparison& c) {
     json regressions = json::array();
     for (const auto* m : c.headline_regressions())
         regressions.push_back(m->metric);
+    json family_regressions = json::array();
+    for (const auto& f : c.family_regressions()) {
+        json figures = json::array();
+        for (const auto* m : f.slower)
+            figures.push_back({{"metric", m->metric}, {"labels", m->labels}, {"ratio", m->ratio}});
+        family_regressions.push_back({{"family", f.family}, {"variants", f.variants}, {"slower", figures}});
+    }
     json out = {{"schema", "clprobe.comparison"},
                 {"schema_version", 2},
                 {"a", c.a_label},
@@ -79,6 +86,7 @@ json comparison_to_json(const Comparison& c) {
                 {"trust_notes_only_in_a", trust_notes_to_json(c.trust_notes_only_in_a)},
                 {"trust_notes_only_in_b", trust_notes_to_json(c.trust_notes_only_in_b)},
                 {"headline_regressions", regressions},
+                {"family_regressions", family_regressions},
                 {"regressed", c.regressed()}};
     // Only when a report measured its drift, so comparisons of older reports keep their shape.
     if (c.driver) out["driver_change"] = {{"a", c.driver->a}, {"b", c.driver->b}, {"text", describe(*c.driver)}};

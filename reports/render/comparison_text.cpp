@@ -121,6 +121,12 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
         c.count(Verdict::only_in_b));
     out += disturbed_summary(c) + "\n";
     out += between_runs_summary(c);
+    for (const auto& f : c.family_regressions())
+        out += paint(color, "1;31",
+                     fmt::format("Workload slower: {} variants of {} slower beyond the movement between runs of A, "
+                                 "none faster ({} figures)",
+                                 f.variants, f.family, f.slower.size())) +
+               "\n";
 
     const std::string header = fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}\n", "metric", "A", "B", "unit",
                                            "B/A [95% interval]", "verdict");

@@ -159,7 +159,7 @@ RuleSpec below_roof_spec(std::string id) {
 
 KernelLimits kernel_limits_of(const RunReport& r) {
     KernelLimits limits{bandwidth_roofs_of(r.results), 0.0};
-    if (const Measurement* floor = headline(r, launch_floor_metric, {{"kind", launch_floor_kind}}))
+    if (const Measurement* floor = headline(r, launch_floor_metric))
         limits.launch_floor_seconds = std::max(0.0, floor->summary.median * 1e-6);
     return limits;
 }
@@ -192,7 +192,7 @@ void add_launch_floor_evidence(Finding& finding, const KernelLimits& limits, con
                                         ? "an empty kernel's device time here: its launches cannot get shorter, "
                                           "which bounds this saving more than the roof does"
                                         : "an empty kernel's device time here: the floor of every launch",
-                                    {{"kind", launch_floor_kind}}));
+                                    {}));
 }
 
 bool mostly_auto_local(const KernelFacts& k) {

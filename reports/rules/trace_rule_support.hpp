@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/byte_size.hpp"  // bytes_text
+#include "core/launch_metrics.hpp"
 #include "core/memory_roofs.hpp"
 #include "core/trace_facts.hpp"
 #include "rules/rule.hpp"
@@ -73,7 +74,7 @@ std::map<int, double> processes_among(const std::vector<int>& pids);
 inline constexpr double below_roof_fraction = 0.1;  // below a tenth of the roof: far below it
 inline constexpr double kernel_share_of_interest = 0.1;
 // A kernel's time can fall to the roof only as far as the launch floor allows: no launch runs
-// shorter than an empty kernel's device time measured here (kernel.launch.latency{kind=device_time}),
+// shorter than an empty kernel's device time measured here (kernel.empty_launch.time),
 // so a tiny kernel launched thousands of times is held against launches x that floor, not against
 // its few bytes at the roof alone.
 struct KernelBelowRoof {
@@ -92,9 +93,8 @@ std::optional<KernelBelowRoof> worst_below_roof(const KernelLimits& limits, cons
 // Evidence of the launch floor, when one was measured: the empty kernel's device time, and whether
 // it (rather than the roof) bounded the kernel's saving.
 void add_launch_floor_evidence(Finding& finding, const KernelLimits& limits, const KernelBelowRoof& below);
-// The floor's metric, with the label that picks it.
-inline constexpr const char* launch_floor_metric = "kernel.launch.latency";
-inline constexpr const char* launch_floor_kind = "device_time";
+// The floor's metric (probes/kernel/launch_latency_probe).
+inline constexpr const char* launch_floor_metric = empty_launch_metric;
 // The spec both roof rules declare: the program's facts and the device's bandwidth roofs in, a
 // kernel share and a roof fraction as thresholds. One definition, so the two cannot drift apart.
 RuleSpec below_roof_spec(std::string id);

@@ -78,6 +78,8 @@ int run_compare(const CompareCliOptions& o) {
                 add("the machine " + describe(*s));
         for (const auto* m : c.headline_regressions())
             add(m->metric);
+        for (const auto& f : c.family_regressions())
+            add(fmt::format("{} ({} variants slower, none faster)", f.family, f.variants));
         for (const auto& e : c.explanations)
             add(e);
         fmt::print(stderr, "clprobe: regression beyond {:.0f}%: {}\n", o.threshold_pct, names);
@@ -97,8 +99,8 @@ CommandRunner add_compare_command(CLI::App& app) {
         ->check(CLI::Range(0.0, 1000.0))
         ->capture_default_str();
     cmd->add_flag("--fail-on-regression", opts->fail_on_regression,
-                  "Exit with code 4 when the machine (its drift reference) or a headline metric is significantly worse "
-                  "in B beyond the threshold");
+                  "Exit with code 4 when the machine (its drift reference), a headline metric or (with "
+                  "--baseline-repeat) a workload as a whole is significantly worse in B beyond the threshold");
     cmd->add_flag("--normalise", opts->normalise,
                   "Scale timed metrics by the drift reference measured around their probe (off by default: see "
                   "docs/report-schema.md, Machine drift)");

@@ -173,8 +173,14 @@ def test_planted_slower_kernel_fails_naming_that_workload():
         return
     expect(g.rc == 4, "the gate passed a GLM kernel made slower", g)
     slower = [m for m in called(doc) if m["verdict"] == "slower"]
-    expect(any(m["metric"].startswith("glm.gradient") and m["headline"] for m in slower),
-           f"no GLM gradient headline called slower: {[m['metric'] for m in slower]}", g)
+    # Named by its headline, or as a workload whose variants were slower together (the headline,
+    # each run's best variant, can stay inside its band on this VM when the kernel lost 1.5x).
+    expect(any(m["metric"].startswith("glm.gradient") and m["headline"] for m in slower) or
+           any(f["family"] == "glm.gradient" for f in doc["family_regressions"]),
+           f"the GLM gradient is not called slower: {[m['metric'] for m in slower]}", g)
+    families = {f["family"] for f in doc["family_regressions"]}
+    expect(all(f.startswith(("glm.", "kernel.")) for f in families),
+           f"another workload called slower as a whole: {sorted(families)}", g)
     expect("glm.gradient" in g.stderr, "the gate does not name the GLM metric", g)
     others = [m["metric"] for m in called(doc) if m["metric"].startswith("attention.")]
     expect(not others, f"another workload's metrics called different: {others}", g)

@@ -169,3 +169,58 @@ TEST_CASE("between runs: the ratio of medians is held against the measured movem
     // The same spread, medians 20% apart: inside the measured movement.
     CHECK(metric(compare_reports(a, wide_run(12), o), "glm.gradient.time").verdict == Verdict::within_noise);
 }
+
+namespace {
+
+MetricComparison judged(const std::string& metric, Labels labels, Verdict verdict) {
+    MetricComparison m;
+    m.metric = metric;
+    m.labels = std::move(labels);
+    m.verdict = verdict;
+    m.ratio = verdict == Verdict::slower ? 0.5 : verdict == Verdict::faster ? 2.0 : 1.0;
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("compare: a workload with two variants slower and none faster regressed", "[compare][between_runs]") {
+    Comparison c;
+    c.baseline_runs = 3;
+    // One variant slower, in two units of the same measurement: one variant, not a workload.
+    c.metrics.push_back(judged("glm.gradient.time", {{"wg", "64"}}, Verdict::slower));
+    c.metrics.push_back(judged("glm.gradient.bandwidth", {{"wg", "64"}}, Verdict::slower));
+    c.metrics.push_back(judged("attention.decode.time", {{"kv", "512"}}, Verdict::within_noise));
+    CHECK(c.family_regressions().empty());
+    CHECK_FALSE(c.regressed());
+    // A second variant of the same workload: the workload is slower.
+    c.metrics.push_back(judged("glm.gradient.time", {{"wg", "128"}}, Verdict::slower));
+    auto found = c.family_regressions();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].family == "glm.gradient");
+    CHECK(found[0].variants == 2);
+    CHECK(found[0].slower.size() == 3);
+    CHECK(c.regressed());
+    CHECK(comparison_to_json(c)["family_regressions"][0]["family"] == "glm.gradient");
+    CHECK_THAT(render_comparison_text(c), Catch::Contains("2 variants of glm.gradient slower"));
+    // One of its variants faster: the workload moved both ways, which is noise, not a regression.
+    c.metrics.push_back(judged("glm.gradient.time", {{"wg", "256"}}, Verdict::faster));
+    CHECK(c.family_regressions().empty());
+    CHECK_FALSE(c.regressed());
+}
+
+TEST_CASE("compare: workload regressions need the movement between runs, and leave ceilings to the machine",
+          "[compare][between_runs]") {
+    Comparison c;
+    c.baseline_runs = 3;
+    // Four compute ceilings slower together: a slow phase of the machine, judged by machine_comparison.
+    for (const char* v : {"1", "4", "8", "16"})
+        c.metrics.push_back(judged("kernel.compute", {{"vector", v}}, Verdict::slower));
+    CHECK(c.family_regressions().empty());
+    // Two workload variants slower, but A ran once: single figures past their own run's spread
+    // are common on a shared machine, so no workload verdict is drawn from them.
+    c.metrics.push_back(judged("glm.newton.time", {{"rows", "1"}}, Verdict::slower));
+    c.metrics.push_back(judged("glm.newton.time", {{"rows", "2"}}, Verdict::slower));
+    CHECK(c.family_regressions().size() == 1);
+    c.baseline_runs = 1;
+    CHECK(c.family_regressions().empty());
+}

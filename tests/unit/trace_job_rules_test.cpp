@@ -258,9 +258,8 @@ TEST_CASE("trace rules: a tiny kernel launched many times is held against the la
     for (auto& c : b.trace.commands)
         c.local = "64,1,1";
     const auto with_floor = [](double floor_us) {
-        return std::vector<Measurement>{
-            ceiling("kernel.peak.bandwidth", "GB/s", 20),
-            ceiling("kernel.launch.latency", "us", floor_us, {{"kind", "device_time"}}, false)};
+        return std::vector<Measurement>{ceiling("kernel.peak.bandwidth", "GB/s", 20),
+                                        ceiling("kernel.empty_launch.time", "us", floor_us, {}, false)};
     };
     // No floor measured: the roof alone bounds it, nearly all of the kernel's 1 ms.
     const Finding roof_only = only_trace_finding(
@@ -269,14 +268,14 @@ TEST_CASE("trace rules: a tiny kernel launched many times is held against the la
         "trace.kernel.below_roof");
     REQUIRE(roof_only.estimated_gain);
     CHECK(*roof_only.estimated_gain == Approx((1000e-6 - 100 * 4096 / 20e9) / 2000e-6));
-    CHECK(evidence_named(roof_only, "kernel.launch.latency") == nullptr);
+    CHECK(evidence_named(roof_only, "kernel.empty_launch.time") == nullptr);
     // A floor of 8 us a launch: 2 us of each launch is all the roof could take.
     const Finding floored =
         only_trace_finding(run_trace_rule(trace_report(b.trace, b.run(2000), with_floor(8)), "trace.kernel.below_roof"),
                            "trace.kernel.below_roof");
     REQUIRE(floored.estimated_gain);
     CHECK(*floored.estimated_gain == Approx(100 * 2e-6 / 2000e-6));
-    const Evidence* floor = evidence_named(floored, "kernel.launch.latency");
+    const Evidence* floor = evidence_named(floored, "kernel.empty_launch.time");
     REQUIRE(floor);
     CHECK(floor->value == Approx(8));
     CHECK_THAT(floor->expectation, Catch::Contains("bounds this saving"));
