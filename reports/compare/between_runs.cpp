@@ -1,5 +1,6 @@
 #include "compare/between_runs.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "compare/comparison.hpp"
@@ -36,6 +37,15 @@ std::optional<double> BetweenRunNoise::sigma_for(std::string_view metric, const 
     const double n = own->second.ratios;
     const double own_square = own->second.sigma_log * own->second.sigma_log;
     return std::sqrt((n * own_square + family_weight * family_square) / (n + family_weight));
+}
+
+std::optional<double> BetweenRunNoise::baseline_median(std::string_view metric, const Labels& labels) const {
+    const auto it = medians.find(figure_key(metric, labels));
+    if (it == medians.end() || runs < 2 || static_cast<int>(it->second.size()) != runs) return std::nullopt;
+    std::vector<double> v = it->second;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 std::optional<double> BetweenRunNoise::band_for(std::string_view metric, const Labels& labels) const {
@@ -86,7 +96,13 @@ BetweenRunNoise measure_between_runs(const std::vector<const RunReport*>& runs, 
                 log_ratios.push_back({m.metric, figure_key(m.metric, m.labels), std::log(m.ratio)});
             }
         }
-    return noise_from_log_ratios(log_ratios, static_cast<int>(runs.size()));
+    BetweenRunNoise noise = noise_from_log_ratios(log_ratios, static_cast<int>(runs.size()));
+    for (const RunReport* run : runs)
+        for (const auto& result : run->results)
+            for (const auto& m : result.measurements)
+                if (m.timer != TimerKind::none && !m.samples.empty() && m.summary.median > 0)
+                    noise.medians[figure_key(m.metric, m.labels)].push_back(m.summary.median);
+    return noise;
 }
 
 }  // namespace clprobe

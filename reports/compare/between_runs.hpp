@@ -52,6 +52,12 @@ struct BetweenRunNoise {
     double family_weight = 2;
     std::map<std::string, FamilyNoise> families;
     std::map<std::string, FamilyNoise> figures;  // by figure_key
+    // Each run's median of a timed figure (by figure_key), A's first: the baseline's value is the
+    // median of these (baseline_median), so one run of A caught in a slow or fast state of the
+    // machine does not set what B is held against.
+    std::map<std::string, std::vector<double>> medians;
+    // The median of the runs' medians of a figure, when every run measured it; nullopt otherwise.
+    std::optional<double> baseline_median(std::string_view metric, const Labels& labels) const;
     // The sigma of one figure: its own mean square of ln ratios and its family's, weighted by
     // their counts (own ratios, family_weight); the family's alone where the figure has none.
     std::optional<double> sigma_for(std::string_view metric, const Labels& labels) const;

@@ -216,7 +216,18 @@ Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, c
             c.ratio_high *= factor;
         }
     }
-    if (between_runs_judge) return verdict_of(c.ratio, c.ratio, c.band, c.higher_is_better);
+    if (between_runs_judge) {
+        // The baseline is all of A's runs: B against the median of their medians, so one run of A
+        // caught in a slow or fast state (an attention prefill 1.5x off in one of three) does not
+        // call every figure of its probe in B. Not with --normalise, whose scaling is per run.
+        const auto pooled =
+            c.method == Method::median ? o.between_runs->baseline_median(c.metric, c.labels) : std::nullopt;
+        if (pooled && *pooled > 0) {
+            c.baseline_median = *pooled;
+            c.ratio = b.summary.median / *pooled;
+        }
+        return verdict_of(c.ratio, c.ratio, c.band, c.higher_is_better);
+    }
     return verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
 }
 

@@ -46,6 +46,9 @@ struct MetricComparison {
     // of the medians after each sample is scaled by its run's reference (normalised).
     double ratio = 1;
     double raw_ratio = 1;  // median_b / median_a as measured, beside the ratio the verdict reads
+    // With repeats of A, where the movement between runs judges the figure: the median of A's
+    // runs' medians, which the ratio is then taken against (BetweenRunNoise::baseline_median).
+    std::optional<double> baseline_median;
     // 95% bootstrap interval of the ratio (resampling each report's samples; best_of: the ratio).
     double ratio_low = 1, ratio_high = 1;
     // Relative change the interval had to clear: max(threshold, cv_a + cv_b), or for best_of

@@ -46,6 +46,7 @@ json comparison_to_json(const Comparison& c) {
                            {"ratio_high", m.ratio_high},
                            {"band", m.band},
                            {"between_runs_band", m.between_runs_band},
+                           {"baseline_median", m.baseline_median ? json(*m.baseline_median) : json(nullptr)},
                            {"reference_a", m.reference_a ? json(*m.reference_a) : json(nullptr)},
                            {"reference_b", m.reference_b ? json(*m.reference_b) : json(nullptr)},
                            {"reference_series", m.reference_series.empty() ? json(nullptr) : json(m.reference_series)},

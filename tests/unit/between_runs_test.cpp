@@ -160,8 +160,9 @@ TEST_CASE("between runs: the ratio of medians is held against the measured movem
     const BetweenRunNoise noise = measure_between_runs({&a, &a2}, 0.05);
     CompareOptions o;
     o.between_runs = &noise;
-    // 2.3x slower: the medians' ratio is beyond the ~120% band though the interval reaches into it.
-    const Comparison c = compare_reports(a, wide_run(23), o);
+    // 2.3x slower than the baseline's median (11.5 ms, of A's two runs): the medians' ratio is
+    // beyond the ~120% band though the interval reaches into it.
+    const Comparison c = compare_reports(a, wide_run(26), o);
     const MetricComparison& glm = metric(c, "glm.gradient.time");
     CHECK(glm.band == Approx(glm.between_runs_band));
     CHECK(glm.ratio_low < 1 + glm.band);  // the interval alone would not have called it
@@ -223,4 +224,26 @@ TEST_CASE("compare: workload regressions need the movement between runs, and lea
     CHECK(c.family_regressions().size() == 1);
     c.baseline_runs = 1;
     CHECK(c.family_regressions().empty());
+}
+
+TEST_CASE("between runs: B is held against the median of A's runs, not A's alone", "[compare][between_runs]") {
+    // A's first run caught the GLM figure fast (10 ms); both repeats and B read 12 ms.
+    const RunReport a = run(10, 200), a2 = run(12, 200), a3 = run(12, 200), b = run(12, 200);
+    const BetweenRunNoise noise = measure_between_runs({&a, &a2, &a3}, 0.05);
+    REQUIRE(noise.baseline_median("glm.gradient.time", {{"layout", "row"}}));
+    CHECK(*noise.baseline_median("glm.gradient.time", {{"layout", "row"}}) == Approx(12));
+    CHECK_FALSE(noise.baseline_median("glm.gradient.time", {{"layout", "col"}}));
+    CompareOptions with;
+    with.between_runs = &noise;
+    const MetricComparison& m = metric(compare_reports(a, b, with), "glm.gradient.time");
+    REQUIRE(m.baseline_median);
+    CHECK(*m.baseline_median == Approx(12));
+    CHECK(m.ratio == Approx(1.0));      // what the verdict reads: B against the baseline's median
+    CHECK(m.raw_ratio == Approx(1.2));  // B against A alone, as measured
+    CHECK(m.verdict == Verdict::within_noise);
+    CHECK(comparison_to_json(compare_reports(a, b, with))["metrics"][0]["baseline_median"] == Approx(12));
+    // A figure one run of A lacks has no baseline median: the ratio stays B / A.
+    BetweenRunNoise partial = noise;
+    partial.medians.begin()->second.pop_back();
+    CHECK_FALSE(partial.baseline_median("glm.gradient.time", {{"layout", "row"}}));
 }
