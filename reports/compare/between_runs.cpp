@@ -39,13 +39,27 @@ std::optional<double> BetweenRunNoise::sigma_for(std::string_view metric, const 
     return std::sqrt((n * own_square + family_weight * family_square) / (n + family_weight));
 }
 
-std::optional<double> BetweenRunNoise::baseline_median(std::string_view metric, const Labels& labels) const {
-    const auto it = medians.find(figure_key(metric, labels));
-    if (it == medians.end() || runs < 2 || static_cast<int>(it->second.size()) != runs) return std::nullopt;
+namespace {
+
+// The median of one figure's values over the runs, when every run has one.
+std::optional<double> median_over_runs(const std::map<std::string, std::vector<double>>& values, int runs,
+                                       std::string_view metric, const Labels& labels) {
+    const auto it = values.find(figure_key(metric, labels));
+    if (it == values.end() || runs < 2 || static_cast<int>(it->second.size()) != runs) return std::nullopt;
     std::vector<double> v = it->second;
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::optional<double> BetweenRunNoise::baseline_median(std::string_view metric, const Labels& labels) const {
+    return median_over_runs(medians, runs, metric, labels);
+}
+
+std::optional<double> BetweenRunNoise::baseline_best(std::string_view metric, const Labels& labels) const {
+    return median_over_runs(bests, runs, metric, labels);
 }
 
 std::optional<double> BetweenRunNoise::band_for(std::string_view metric, const Labels& labels) const {
@@ -100,8 +114,11 @@ BetweenRunNoise measure_between_runs(const std::vector<const RunReport*>& runs, 
     for (const RunReport* run : runs)
         for (const auto& result : run->results)
             for (const auto& m : result.measurements)
-                if (m.timer != TimerKind::none && !m.samples.empty() && m.summary.median > 0)
-                    noise.medians[figure_key(m.metric, m.labels)].push_back(m.summary.median);
+                if (m.timer != TimerKind::none && !m.samples.empty() && m.summary.median > 0) {
+                    const std::string key = figure_key(m.metric, m.labels);
+                    noise.medians[key].push_back(m.summary.median);
+                    noise.bests[key].push_back(best_and_gap(m.samples, m.higher_is_better).first);
+                }
     return noise;
 }
 

@@ -56,8 +56,11 @@ struct BetweenRunNoise {
     // median of these (baseline_median), so one run of A caught in a slow or fast state of the
     // machine does not set what B is held against.
     std::map<std::string, std::vector<double>> medians;
+    std::map<std::string, std::vector<double>> bests;  // each run's faster-half median (best_and_gap)
     // The median of the runs' medians of a figure, when every run measured it; nullopt otherwise.
     std::optional<double> baseline_median(std::string_view metric, const Labels& labels) const;
+    // The same over the runs' best values, what a ceiling compares.
+    std::optional<double> baseline_best(std::string_view metric, const Labels& labels) const;
     // The sigma of one figure: its own mean square of ln ratios and its family's, weighted by
     // their counts (own ratios, family_weight); the family's alone where the figure has none.
     std::optional<double> sigma_for(std::string_view metric, const Labels& labels) const;

@@ -82,24 +82,6 @@ std::optional<double> reference_around(const std::optional<MachineDrift>& drift,
     return std::nullopt;
 }
 
-// The faster half of the values (the ceil(n / 2) fastest, at least two; the smallest for
-// lower-is-better): their median, what a ceiling or the machine's reference compares, and their
-// spread below it, that median over the slowest of the half minus 1 (0 with one value). The faster
-// half and not the single fastest value: on a shared machine one sample can be lucky or an outlier
-// (a cache-sized read timed 2x above its neighbours, a 2 ms reference check at 220 GFLOP/s between
-// checks of 110), and the half still ignores every slow phase that covers less than half the
-// samples. Below the median, so that such an outlier widens the band no more than it moves the value.
-std::pair<double, double> best_and_gap(std::vector<double> v, bool higher_is_better) {
-    if (v.empty()) return {0, 0};
-    std::sort(v.begin(), v.end());
-    if (higher_is_better) std::reverse(v.begin(), v.end());  // fastest first
-    const std::size_t half = std::min(v.size(), std::max<std::size_t>(2, (v.size() + 1) / 2));
-    const std::vector<double> faster(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half));
-    const double value = median_of(faster), slowest = faster.back();
-    if (v.size() < 2 || value <= 0 || slowest <= 0) return {value, 0};
-    return {value, higher_is_better ? value / slowest - 1 : slowest / value - 1};
-}
-
 // faster / slower / within_noise from an interval of B / A and a band symmetric in ratio: B at
 // 1 / (1 + band) of A is as far as B at 1 + band (1 - band reached zero at a band of 100%).
 Verdict verdict_of(double low, double high, double band, bool higher_is_better) {
@@ -177,6 +159,14 @@ Verdict compare_timed(MetricComparison& c, const Placed& pa, const Placed& pb, c
         c.method = Method::best_of;
         c.ratio = c.ratio_low = c.ratio_high = best_a > 0 ? best_b / best_a : 1;
         c.band = std::max({o.threshold, gap_a + gap_b, c.between_runs_band});
+        // With repeats judging it, against the median of A's runs' best values (as medians below).
+        if (c.between_runs_band > 0 && c.band == c.between_runs_band) {
+            const auto pooled = o.between_runs->baseline_best(c.metric, c.labels);
+            if (pooled && *pooled > 0) {
+                c.baseline_median = *pooled;
+                c.ratio = c.ratio_low = c.ratio_high = best_b / *pooled;
+            }
+        }
         return verdict_of(c.ratio_low, c.ratio_high, c.band, c.higher_is_better);
     }
     std::tie(c.ratio_low, c.ratio_high) = bootstrap_ratio_interval(a.samples, b.samples, o.bootstrap_resamples, seed);
@@ -434,6 +424,24 @@ std::string_view to_string(Verdict v) {
 std::string_view to_string(Method m) {
     constexpr std::string_view names[] = {"median", "best_of", "normalised"};  // Method's order
     return names[static_cast<std::size_t>(m)];
+}
+
+// The faster half of the values (the ceil(n / 2) fastest, at least two; the smallest for
+// lower-is-better): their median, what a ceiling or the machine's reference compares, and their
+// spread below it, that median over the slowest of the half minus 1 (0 with one value). The faster
+// half and not the single fastest value: on a shared machine one sample can be lucky or an outlier
+// (a cache-sized read timed 2x above its neighbours, a 2 ms reference check at 220 GFLOP/s between
+// checks of 110), and the half still ignores every slow phase that covers less than half the
+// samples. Below the median, so that such an outlier widens the band no more than it moves the value.
+std::pair<double, double> best_and_gap(std::vector<double> v, bool higher_is_better) {
+    if (v.empty()) return {0, 0};
+    std::sort(v.begin(), v.end());
+    if (higher_is_better) std::reverse(v.begin(), v.end());  // fastest first
+    const std::size_t half = std::min(v.size(), std::max<std::size_t>(2, (v.size() + 1) / 2));
+    const std::vector<double> faster(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(half));
+    const double value = median_of(faster), slowest = faster.back();
+    if (v.size() < 2 || value <= 0 || slowest <= 0) return {value, 0};
+    return {value, higher_is_better ? value / slowest - 1 : slowest / value - 1};
 }
 
 int Comparison::count(Verdict v) const {

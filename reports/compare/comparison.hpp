@@ -191,6 +191,10 @@ struct Comparison {
 
 Comparison compare_reports(const RunReport& a, const RunReport& b, const CompareOptions& options = {});
 
+// What a ceiling compares: the median of the faster half of its samples (the ceil(n / 2) fastest,
+// at least two), and their spread below it, that median over the slowest of the half minus 1.
+std::pair<double, double> best_and_gap(std::vector<double> values, bool higher_is_better);
+
 // The provenance fields that differ, "provenance.<field>" in provenance_fields order (the version
 // excepted: it is tool_version's difference). Shared by compare and any other view of several
 // reports.

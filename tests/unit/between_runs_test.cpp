@@ -242,6 +242,17 @@ TEST_CASE("between runs: B is held against the median of A's runs, not A's alone
     CHECK(m.raw_ratio == Approx(1.2));  // B against A alone, as measured
     CHECK(m.verdict == Verdict::within_noise);
     CHECK(comparison_to_json(compare_reports(a, b, with))["metrics"][0]["baseline_median"] == Approx(12));
+    // A ceiling likewise, by its runs' best values: A's first run read 200 GFLOP/s, its repeats 250.
+    const RunReport c1 = run(12, 200), c2 = run(12, 250), c3 = run(12, 250), cb = run(12, 250);
+    const BetweenRunNoise ceiling_noise = measure_between_runs({&c1, &c2, &c3}, 0.05);
+    CompareOptions ceilings;
+    ceilings.between_runs = &ceiling_noise;
+    const MetricComparison& peak = metric(compare_reports(c1, cb, ceilings), "kernel.peak.fp32");
+    CHECK(peak.method == Method::best_of);
+    REQUIRE(peak.baseline_median);
+    CHECK(*peak.baseline_median == Approx(250 * 1.005));  // the faster half of tight(250)
+    CHECK(peak.ratio == Approx(1.0));
+    CHECK(peak.verdict == Verdict::within_noise);
     // A figure one run of A lacks has no baseline median: the ratio stays B / A.
     BetweenRunNoise partial = noise;
     partial.medians.begin()->second.pop_back();
