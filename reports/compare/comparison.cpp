@@ -12,6 +12,7 @@
 #include "compare/between_runs.hpp"
 #include "compare/metric_key.hpp"
 #include "core/stats.hpp"
+#include "core/workloads.hpp"
 
 namespace clprobe {
 
@@ -465,7 +466,7 @@ std::vector<FamilyRegression> Comparison::family_regressions() const {
     };
     std::map<std::string, Moves> families;
     for (const auto& m : metrics) {
-        if (m.fact || is_ceiling(m.metric)) continue;
+        if (m.fact || !is_workload_id(m.metric)) continue;
         if (m.verdict != Verdict::slower && m.verdict != Verdict::faster) continue;
         Moves& f = families[noise_family(m.metric)];
         if (m.verdict == Verdict::faster) {

@@ -35,11 +35,6 @@ SamplerConfig sampler_for(RunMode mode) {
     return c;
 }
 
-const std::vector<std::string>& known_workloads() {
-    static const std::vector<std::string> workloads{"glm", "attention"};
-    return workloads;
-}
-
 double probe_budget_for(RunMode mode) {
     switch (mode) {
         case RunMode::quick:

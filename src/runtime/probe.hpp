@@ -11,6 +11,7 @@
 
 #include "core/probe_selection.hpp"
 #include "core/report.hpp"
+#include "core/workloads.hpp"  // known_workloads: the workloads --workloads accepts
 #include "runtime/sampler.hpp"
 
 namespace clprobe {
@@ -58,9 +59,6 @@ struct RunOptions {
     // --probes / --skip, within the layers and workloads above (core/probe_selection.hpp).
     ProbeSelection selection;
 };
-
-// The workloads `--workloads` accepts.
-const std::vector<std::string>& known_workloads();
 
 // How long one probe may run before it ends as an error: generous (several times a normal
 // probe's time) so only a hung or pathologically slow device trips it.

@@ -7,6 +7,7 @@
 
 #include "compare/between_runs.hpp"
 #include "compare/comparison.hpp"
+#include "core/workloads.hpp"
 #include "json/comparison_json.hpp"
 #include "render/comparison_text.hpp"
 
@@ -209,14 +210,22 @@ TEST_CASE("compare: a workload with two variants slower and none faster regresse
     CHECK_FALSE(c.regressed());
 }
 
-TEST_CASE("compare: workload regressions need the movement between runs, and leave ceilings to the machine",
+TEST_CASE("compare: workload regressions need the movement between runs, and leave the machine's figures alone",
           "[compare][between_runs]") {
     Comparison c;
     c.baseline_runs = 3;
     // Four compute ceilings slower together: a slow phase of the machine, judged by machine_comparison.
     for (const char* v : {"1", "4", "8", "16"})
         c.metrics.push_back(judged("kernel.compute", {{"vector", v}}, Verdict::slower));
+    // Two kinds of launch latency slower on a busy host: the machine's, not a workload's.
+    for (const char* kind : {"round_trip", "enqueue_to_start"})
+        c.metrics.push_back(judged("kernel.launch.latency", {{"kind", kind}}, Verdict::slower));
     CHECK(c.family_regressions().empty());
+    CHECK(is_workload_id("glm.fit.time"));
+    CHECK(is_workload_id("attention.decode"));
+    CHECK_FALSE(is_workload_id("kernel.peak.fp32"));
+    CHECK_FALSE(is_workload_id("glmx.fit"));
+    CHECK_FALSE(is_workload_id("glm"));
     // Two workload variants slower, but A ran once: single figures past their own run's spread
     // are common on a shared machine, so no workload verdict is drawn from them.
     c.metrics.push_back(judged("glm.newton.time", {{"rows", "1"}}, Verdict::slower));
