@@ -52,6 +52,10 @@ std::string row(const MetricComparison& m, bool color) {
     if (m.method == Method::best_of) how = fmt::format("  (faster half of the samples; medians x{:.3f})", m.raw_ratio);
     if (m.method == Method::normalised)
         how = fmt::format("  (scaled by the {} reference; raw x{:.3f})", m.reference_series, m.raw_ratio);
+    // With repeats of A the ratio is B against the median of A's runs, not the A column alone.
+    if (m.baseline_median)
+        how += fmt::format("  (against the median of A's runs, {}; B / A alone x{:.3f})", value(m.baseline_median),
+                           m.median_a && *m.median_a > 0 && m.median_b ? *m.median_b / *m.median_a : m.raw_ratio);
     return fmt::format("  {:<60} {:>10} {:>10} {:<8} {:<26} {}{}\n", labelled_metric(m.metric, m.labels),
                        value(m.median_a), value(m.median_b), m.unit, ratio, verdict, how);
 }

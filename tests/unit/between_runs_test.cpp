@@ -251,6 +251,8 @@ TEST_CASE("between runs: B is held against the median of A's runs, not A's alone
     CHECK(m.raw_ratio == Approx(1.2));  // B against A alone, as measured
     CHECK(m.verdict == Verdict::within_noise);
     CHECK(comparison_to_json(compare_reports(a, b, with))["metrics"][0]["baseline_median"] == Approx(12));
+    CHECK_THAT(render_comparison_text(compare_reports(a, b, with), {true, false}),
+               Catch::Contains("against the median of A's runs, 12; B / A alone x1.200"));
     // A ceiling likewise, by its runs' best values: A's first run read 200 GFLOP/s, its repeats 250.
     const RunReport c1 = run(12, 200), c2 = run(12, 250), c3 = run(12, 250), cb = run(12, 250);
     const BetweenRunNoise ceiling_noise = measure_between_runs({&c1, &c2, &c3}, 0.05);
