@@ -63,19 +63,22 @@ class LaunchLatencyProbe final : public Probe {
 
         // Enqueue to start, from the device's own timestamps (queued -> start).
         if (s.profiling()) {
-            const SampleSet queued = run_samples(
-                [&](std::int64_t n) {
+            // One empty launch at a time, waited for, summing one interval of its profiling
+            // timestamps; `traced` launches also go to the --trace timeline.
+            auto profiled_launches = [&](double (*interval)(const cl::Event&), bool traced) {
+                return [&, interval, traced](std::int64_t n) {
                     double total = 0;
                     for (std::int64_t i = 0; i < n; ++i) {
                         cl::Event e;
                         enqueue(&e);
                         e.wait();
-                        total += queued_to_start_seconds(e);
-                        CommandTrace::instance().record(e, "empty kernel");
+                        total += interval(e);
+                        if (traced) CommandTrace::instance().record(e, "empty kernel");
                     }
                     return TimedBatch{total, TimerKind::device_profiling};
-                },
-                config);
+                };
+            };
+            const SampleSet queued = run_samples(profiled_launches(queued_to_start_seconds, true), config);
             if (queued.seconds_per_iteration.front() > 0) add(out, "enqueue_to_start", queued);
 
             // Device time of the empty kernel itself (START -> END): no launch on this device runs
@@ -84,18 +87,7 @@ class LaunchLatencyProbe final : public Probe {
             // well under a microsecond would wait out tens of thousands of launches (20 s on PoCL).
             SamplerConfig per_launch = config;
             per_launch.max_iterations = std::max<std::int64_t>(1, queued.iterations);
-            const SampleSet device_time = run_samples(
-                [&](std::int64_t n) {
-                    double total = 0;
-                    for (std::int64_t i = 0; i < n; ++i) {
-                        cl::Event e;
-                        enqueue(&e);
-                        e.wait();
-                        total += command_seconds(e);
-                    }
-                    return TimedBatch{total, TimerKind::device_profiling};
-                },
-                per_launch);
+            const SampleSet device_time = run_samples(profiled_launches(command_seconds, false), per_launch);
             // Its own metric, not a kind of kernel.launch.latency: on PoCL it moves 10x between runs
             // (0.4-3.7 us), and compare --baseline-repeat pools a family's movement, which would
             // have widened the band of every launch latency with it.
