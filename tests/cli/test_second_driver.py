@@ -3,7 +3,7 @@ runtime (.ci/intel-runtime.sh; selected with OCL_ICD_VENDORS only for the runs t
 
 One quick `diagnose` on each, then the same invariants on both: every probe ends ok, unsupported or
 skipped (never error or crashed), no workload point above its roof, the fp32 ceiling at least 0.9x
-the host's OpenBLAS sgemm on these cores, fp32 / fp64 >= 1.6 where the device has fp64, the drift
+the host's OpenBLAS sgemm on these cores, fp32 / fp64 >= 1.3 where the device has fp64, the drift
 reference's compute rate not above the fp32 ceiling (a kernel a vectoriser can fold computes one
 result for sixteen work-items and reads 16x too fast), no copy-free path reported as a bandwidth.
 Then `compare` across the two drivers names the driver change first and calls the launch, build and
@@ -121,7 +121,10 @@ def test_ceilings_not_below_what_the_cores_do():
         if doc["device"].get("fp64") and fp64:
             fp64_here = same_state(doc, fp64, "kernel.compute.fp64", "kernel.compute.fp32")
             ratio = fp32 / min(fp64, fp64_here)
-            expect(ratio >= 1.6, f"{driver}: fp32 / fp64 = {ratio:.2f} (fp32 {fp32:.1f}, fp64 {fp64:.1f}, "
+            # The cores give 2x (a vector register holds twice the fp32 lanes); an fp32 ceiling the
+            # vectoriser left scalar, or an fp64 one it folded, gives 1x or less. 1.3 splits the two
+            # with room for this VM's drift: a CI run read 1.55 on a healthy pair (fp32 222, fp64 143).
+            expect(ratio >= 1.3, f"{driver}: fp32 / fp64 = {ratio:.2f} (fp32 {fp32:.1f}, fp64 {fp64:.1f}, "
                    f"{fp64_here:.1f} in fp32's machine state)")
 
     for_each_driver(check)
