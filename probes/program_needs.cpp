@@ -1,8 +1,11 @@
 #include "program_needs.hpp"
 
+#include <algorithm>
+
 #include "attention/attention_config.hpp"
 #include "attention/attention_device.hpp"
 #include "glm/glm_device.hpp"
+#include "glm/glm_support.hpp"
 
 namespace clprobe {
 
@@ -69,6 +72,31 @@ std::vector<ProgramNeed> programs_needed(const std::vector<std::string>& probe_i
         if (id == "glm.gradient" || id == "attention.decode") out.push_back({"peak/bandwidth.cl", ""});
     }
     return unique_programs(out);
+}
+
+RunOptions warm_up_options(RunOptions options) {
+    constexpr std::uint64_t warm_up_rows = 8192;
+    options.glm.rows = std::min(glm::shape_for(options).rows, warm_up_rows);
+    return options;
+}
+
+std::vector<WarmUpGroup> warm_up_groups(const std::vector<std::string>& probe_ids, const RunOptions& options,
+                                        const DeviceInfo& device) {
+    const auto planned = [&probe_ids](const char* id) {
+        return std::find(probe_ids.begin(), probe_ids.end(), id) != probe_ids.end();
+    };
+    std::vector<WarmUpGroup> groups;
+    for (const std::vector<std::string>& members :
+         {std::vector<std::string>{"glm.gradient"},
+          std::vector<std::string>{"attention.prefill", "attention.decode"}}) {
+        WarmUpGroup g;
+        for (const auto& id : members)
+            if (planned(id.c_str())) g.probe_ids.push_back(id);
+        if (g.probe_ids.empty()) continue;
+        g.programs = programs_needed(g.probe_ids, options, device);
+        groups.push_back(std::move(g));
+    }
+    return groups;
 }
 
 }  // namespace clprobe

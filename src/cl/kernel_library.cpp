@@ -11,6 +11,7 @@
 #include "cl/stderr_capture.hpp"
 #include "core/atomic_file.hpp"
 #include "core/child_channel.hpp"
+#include "core/fnv_hash.hpp"
 #include "core/log.hpp"
 
 namespace clprobe {
@@ -19,15 +20,6 @@ namespace {
 
 // The cache format's own version: bump it when the file layout or key changes.
 constexpr std::string_view cache_magic = "CLPROBE-BINARY-CACHE-2\n";
-
-std::uint64_t fnv1a64(std::string_view data) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : data) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 double ms_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

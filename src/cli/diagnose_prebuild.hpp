@@ -18,8 +18,10 @@ struct PrebuildRequest {
     bool show_progress = false;
 };
 
-// The plan hook, wrapped: `inner` first, then the builds ahead. With CLPROBE_PREBUILD=0 in the
-// environment (to time a run without them) it is `inner` alone.
+// The plan hook, wrapped: `inner` first, then the builds ahead, with the warm-ups of the planned
+// workloads not yet stamped in clprobe's cache (probes/program_needs, runtime/warm_up_stamp). With
+// CLPROBE_PREBUILD=0 in the environment (to time a run without them) it is `inner` alone; with
+// CLPROBE_WARM_UP=0 the builds ahead run without warm-ups.
 std::function<void(const std::vector<const Probe*>&)> with_prebuild(
     std::function<void(const std::vector<const Probe*>&)> inner, const DeviceSession& session,
     const RunOptions& options, PrebuildRequest request);

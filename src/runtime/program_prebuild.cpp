@@ -1,6 +1,5 @@
 #include "runtime/program_prebuild.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -8,35 +7,40 @@
 
 namespace clprobe {
 
-PrebuildOutcome prebuild_programs(const std::vector<ProgramNeed>& programs, const PrebuildSettings& settings) {
+PrebuildOutcome prebuild_programs(const std::vector<BuilderShare>& shares, const PrebuildSettings& settings) {
     const auto start = std::chrono::steady_clock::now();
     PrebuildOutcome out;
-    out.programs = programs.size();
-    const auto shares = share_programs(programs, settings.workers);
     out.workers = shares.size();
-    std::atomic<std::size_t> failed{0};
+    // Written by one supervisor each, read after the joins (a vector<bool> would share bytes).
+    std::vector<char> ok(shares.size(), 0);
     // A thread per builder only supervises it (run_child polls its pipes and its clock).
     std::vector<std::thread> supervisors;
-    for (const auto& share : shares) {
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+        const BuilderShare& share = shares[i];
+        out.programs += share.programs.size();
         std::vector<std::string> argv{settings.executable, "__prebuild", "--device", settings.device_selector};
         if (!settings.kernel_dir.empty()) argv.insert(argv.end(), {"--kernel-dir", settings.kernel_dir});
         if (!settings.use_cache) argv.emplace_back("--no-cache");
+        for (const auto& id : share.warm_ups)
+            argv.insert(argv.end(), {"--warm-up", id});
+        if (!share.warm_ups.empty()) argv.insert(argv.end(), {"--run-options", settings.run_options_json});
         argv.emplace_back("--");
-        for (const auto& need : share)
+        for (const auto& need : share.programs)
             argv.push_back(program_argument(need));
         try {
-            supervisors.emplace_back([argv = std::move(argv), &settings, &failed] {
+            supervisors.emplace_back([argv = std::move(argv), &settings, flag = &ok[i]] {
                 ChildConversation quiet;  // a builder sends nothing on its channel
                 const ChildOutcome o = run_child(argv, {settings.budget_seconds, 2.0, 2.0}, quiet);
-                if (!o.exited || o.exit_status != 0) ++failed;
+                *flag = o.exited && o.exit_status == 0;
             });
         } catch (const std::exception&) {
-            ++failed;  // no thread: that share is built by its probes
+            // no thread: that share is built by its probes
         }
     }
     for (auto& t : supervisors)
         t.join();
-    out.failed_workers = failed.load();
+    for (const char flag : ok)
+        if (!flag) ++out.failed_workers;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
 }

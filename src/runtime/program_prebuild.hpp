@@ -8,6 +8,10 @@
 // a compiler that crashes or hangs takes its builder down, not clprobe. The parent holds its own
 // context already (the drift monitor); the builders open theirs, as the probe children do.
 //
+// A builder can also run probes warm-up only (runtime/sampler, set_warm_up_only) after its builds:
+// one launch per variant, at the probe's shapes, so the code a driver compiles at first launch
+// (PoCL: a work-group function per local size) is in its cache before the probe runs.
+//
 // It is an optimisation only: a builder that fails, crashes or overruns is forgotten (its probes
 // build what it did not), and it ends with clprobe's interruption like any child (SIGTERM).
 #include <string>
@@ -18,11 +22,11 @@
 namespace clprobe {
 
 struct PrebuildSettings {
-    std::string executable;       // /proc/self/exe
-    std::string device_selector;  // "P:D", the device the probes open
-    std::string kernel_dir;       // the probes' --kernel-dir: the builders build the same sources
+    std::string executable;        // /proc/self/exe
+    std::string device_selector;   // "P:D", the device the probes open
+    std::string kernel_dir;        // the probes' --kernel-dir: the builders build the same sources
+    std::string run_options_json;  // runtime/run_options_json, for the probes a builder warms up
     bool use_cache = true;
-    unsigned workers = 1;         // hardware threads
     double budget_seconds = 120;  // per builder; then SIGTERM, and its probes build the rest
 };
 
@@ -33,7 +37,8 @@ struct PrebuildOutcome {
     double seconds = 0;
 };
 
-// Blocks until every builder has ended. Never throws.
-PrebuildOutcome prebuild_programs(const std::vector<ProgramNeed>& programs, const PrebuildSettings& settings);
+// One builder per share (core/program_plan, plan_builders); blocks until every one has ended.
+// Never throws.
+PrebuildOutcome prebuild_programs(const std::vector<BuilderShare>& shares, const PrebuildSettings& settings);
 
 }  // namespace clprobe

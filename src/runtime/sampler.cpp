@@ -4,6 +4,7 @@
 #include "core/stop_points.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -11,6 +12,8 @@
 namespace clprobe {
 
 namespace {
+std::atomic<bool> warm_up_only_flag{false};
+
 void check(const TimedBatch& t) {
     if (!(t.seconds > 0) || !std::isfinite(t.seconds))
         throw std::runtime_error("timer returned a non-positive duration");
@@ -32,6 +35,18 @@ void InterleavedSampler::sample(Variant& v, int batches) const {
 
 std::size_t InterleavedSampler::add(BatchFunction batch, double work_per_iteration) {
     const auto start = std::chrono::steady_clock::now();
+    if (warm_up_only()) {
+        // One launch at the probe's shape compiles what its samples would run; no calibration.
+        const TimedBatch first = batch(1);
+        check(first);
+        Variant v;
+        v.batch = std::move(batch);
+        v.set.timer = first.timer;
+        v.calibration = first;
+        v.rate = work_per_iteration / first.seconds;
+        variants_.push_back(std::move(v));
+        return variants_.size() - 1;
+    }
     for (int i = 0; i < config_.warmup_runs; ++i)
         batch(1);
 
@@ -94,6 +109,11 @@ std::vector<SampleSet> InterleavedSampler::run() {
     if (round_seconds * samples > budget)
         samples = std::max(plain_samples, static_cast<int>(budget / std::max(round_seconds, 1e-9)));
 
+    // Warm-up only: the one batch each variant ran is its one sample (not a measurement).
+    for (std::size_t i = 0; i < variants_.size() && warm_up_only(); ++i) {
+        contender[i] = false;
+        samples = 1;
+    }
     // A plain variant's calibration batch is its first sample (it ran at the final count after
     // warm-up); a contender's samples are all best-of batches, so they are all alike.
     for (std::size_t i = 0; i < variants_.size(); ++i) {
@@ -114,6 +134,14 @@ std::vector<SampleSet> InterleavedSampler::run() {
         out.push_back(std::move(v.set));
     variants_.clear();
     return out;
+}
+
+void set_warm_up_only(bool on) {
+    warm_up_only_flag = on;
+}
+
+bool warm_up_only() {
+    return warm_up_only_flag;
 }
 
 SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config) {

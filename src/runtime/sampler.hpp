@@ -68,6 +68,14 @@ class InterleavedSampler {
     std::vector<Variant> variants_;
 };
 
+// Warm-up only, for the whole process (a kernel builder of runtime/program_prebuild, never a
+// measuring process): add() runs each variant's warm-up batch and nothing more, and run() gives
+// that batch as its one sample. What a probe then reports is discarded; what the warm-up leaves
+// behind is the point: the driver's compiled code for the launch as the probe makes it (PoCL
+// compiles a work-group function per local size at a kernel's first launch, and caches it).
+void set_warm_up_only(bool on);
+bool warm_up_only();
+
 // One variant alone: warm-up, calibration, samples.
 SampleSet run_samples(const BatchFunction& batch, const SamplerConfig& config);
 

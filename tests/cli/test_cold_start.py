@@ -6,7 +6,7 @@ every kernel again (docs/architecture.md, "Kernel embedding and the binary cache
 import glob
 import os
 
-from clitest import expect, load_json, main, run, temp_dir
+from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
 
 # The build probe, one ceiling and the launch probe: three programs, a quick run each.
 ARGS = ("diagnose", "--quick", "--layers", "kernel", "--workloads", "none", "--probes",
@@ -92,6 +92,70 @@ def test_stored_verdict_without_cache_keeps_every_program():
     expect(len(binaries) >= 2, f"{len(binaries)} binaries after a does_not_cache verdict")
 
 
+# One workload whose first launches the builders warm up (probes/program_needs, warm_up_groups).
+WARM_ARGS = ("diagnose", "--quick", "--layers", "kernel", "--workloads", "glm", "--probes", "glm.gradient",
+             "--json", "-")
+
+
+def fresh_env():
+    root = temp_dir()
+    return root, {"XDG_CACHE_HOME": os.path.join(root, "xdg"), "POCL_CACHE_DIR": os.path.join(root, "pocl")}
+
+
+def gradient_ok(r, name):
+    expect(r.rc == 0, f"the {name} run failed", r)
+    doc = load_json(r.stdout, r)
+    expect(statuses(doc).get("glm.gradient") == "ok", f"{name} run: {statuses(doc)}")
+    return doc
+
+
+def stamps(root):
+    return sorted(glob.glob(os.path.join(root, "xdg", "clprobe", "warmed-up-*.txt")))
+
+
+def launch_shapes(root):
+    """PoCL's compiled work-group functions: kernel and local size (the grid-size flag dropped: the
+    warm-up's rows are fewer, so a launch over a grid at the device's limit compiles its small-grid twin)."""
+    found = set()
+    for path in glob.glob(os.path.join(root, "pocl", "**", "*.so"), recursive=True):
+        parts = path.split(os.sep)
+        found.add((parts[-3], parts[-2].replace("-smallgrid", "")))
+    return found
+
+
+def test_workload_warm_up_runs_once_per_machine():
+    root, env = fresh_env()
+    doc = gradient_ok(run(*WARM_ARGS, env=env), "cold")
+    first = stamps(root)
+    expect(len(first) == 1, f"one warm-up stamp for glm.gradient: {first}")
+    with open(first[0]) as f:
+        key = f.read()
+    expect("probe=glm.gradient\n" in key and "mode=quick\n" in key, f"stamp key: {key!r}")
+    inode = os.stat(first[0]).st_ino
+    gradient_ok(run(*WARM_ARGS, env=env), "warm")
+    expect(stamps(root) == first and os.stat(first[0]).st_ino == inode,
+           "the warm run warmed up again (its stamp was rewritten)")
+    if "Portable Computing Language" not in doc["device"]["platform_name"]:
+        return
+    # The warm-up launched what the probe launches and nothing else: the same work-group functions
+    # as a cold run without warm-ups.
+    plain_root, plain_env = fresh_env()
+    gradient_ok(run(*WARM_ARGS, env={**plain_env, "CLPROBE_WARM_UP": "0"}), "plain cold")
+    expect(not stamps(plain_root), f"CLPROBE_WARM_UP=0 left stamps: {stamps(plain_root)}")
+    warmed, plain = launch_shapes(root), launch_shapes(plain_root)
+    expect(plain and warmed == plain,
+           f"warm-up compiled {sorted(warmed - plain)} the probe does not launch; missed {sorted(plain - warmed)}")
+
+
+def test_no_warm_up_for_kernels_from_a_folder():
+    # Edited kernels (--kernel-dir) are timed as they are, and their stamps would name the wrong text.
+    root, env = fresh_env()
+    kernels = os.path.join(SOURCE_DIR, "kernels")
+    gradient_ok(run(*WARM_ARGS, "--kernel-dir", kernels, env=env), "--kernel-dir")
+    expect(not stamps(root), f"stamps after a --kernel-dir run: {stamps(root)}")
+
+
 if __name__ == "__main__":
     main([test_cold_run_gives_the_warm_run_statuses, test_build_probe_measures_all_three_paths_in_both_runs,
-          test_driver_verdict_decides_what_clprobe_keeps, test_stored_verdict_without_cache_keeps_every_program])
+          test_driver_verdict_decides_what_clprobe_keeps, test_stored_verdict_without_cache_keeps_every_program,
+          test_workload_warm_up_runs_once_per_machine, test_no_warm_up_for_kernels_from_a_folder])

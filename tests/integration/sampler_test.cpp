@@ -53,6 +53,38 @@ TEST_CASE("a batch that reports no time is an error, not a sample", "[sampler]")
     CHECK_THROWS_WITH(run_samples(batch, c), Catch::Contains("non-positive"));
 }
 
+TEST_CASE("warm-up only: one launch per variant, that launch the one sample", "[sampler]") {
+    // A builder's mode (runtime/program_prebuild): whatever the config asks, each variant runs
+    // once, at one iteration, and nothing is calibrated or sampled after it.
+    std::vector<std::int64_t> calls;
+    auto batch = [&](std::int64_t n) {
+        calls.push_back(n);
+        return TimedBatch{static_cast<double>(n) * 1e-3, TimerKind::device_profiling};
+    };
+    SamplerConfig c;
+    c.warmup_runs = 2;
+    c.samples = 6;
+    c.best_of = 3;
+    c.target_seconds = 0.05;
+    set_warm_up_only(true);
+    InterleavedSampler sampler(c);
+    sampler.add(batch, 1.0);
+    sampler.add(batch, 2.0);
+    const std::vector<SampleSet> sets = sampler.run();
+    set_warm_up_only(false);
+    CHECK(calls == std::vector<std::int64_t>{1, 1});
+    REQUIRE(sets.size() == 2);
+    for (const auto& set : sets) {
+        CHECK(set.iterations == 1);
+        CHECK(set.best_of == 1);
+        CHECK(set.seconds_per_iteration == std::vector<double>{1e-3});
+    }
+    // Off again: the same config calibrates and samples as before.
+    calls.clear();
+    run_samples(batch, c);
+    CHECK(calls.size() > 2);
+}
+
 TEST_CASE("rates and times derive from seconds per iteration", "[sampler]") {
     SampleSet set;
     set.seconds_per_iteration = {0.5, 0.25};
