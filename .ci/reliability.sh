@@ -54,7 +54,14 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # handling runs in test_isolation here): under the sanitizers they took 230 of the 560 s of this
 # stage on 2 cores and check nothing the normal build does not.
 ctest --test-dir build-sanitize --output-on-failure --timeout 900 -j"$(nproc)" \
-    -E "kernels: oclgrind|lazy driver:[^ ]|cli: test_cold_start|cli: test_faults"
+    -E "kernels: oclgrind|lazy driver:[^ ]|cli: test_cold_start|cli: test_faults|cli: test_replay$"
+# test_replay with ASan but without LeakSanitizer: on this VM (2026-12-03) LSan's own tracer takes
+# SIGSEGV while it stops the threads of `clprobe replay` at exit, after the replay has finished
+# and written its report ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
+# error", 6 runs of 6), and the process aborts. The same test passes with leak checking off and in
+# the normal build; every other diagnose, trace and report test here keeps its leak check.
+ASAN_OPTIONS="abort_on_error=1:detect_leaks=0" \
+    ctest --test-dir build-sanitize --output-on-failure --timeout 900 -R "cli: test_replay$"
 
 for target in report_reader_fuzz options_fuzz trace_reader_fuzz capture_reader_fuzz; do
     corpus=$(mktemp -d)
