@@ -299,10 +299,23 @@ Shape default_shape(Mode mode) {
         case Mode::standard:
             break;
     }
-    // 2^18 rows x 64 floats = 64 MiB, the floor: glm::shape_for(ctx) doubles the rows until X holds
-    // four times the device's last cache, so the headline is a memory-level point on the machine
-    // at hand (twice a 32 MiB L3 is partly cached, between the L3 and the memory roofs).
+    // 2^18 rows x 64 floats = 64 MiB, the floor: glm::shape_for(ctx) raises the rows until X holds
+    // four times the device's last cache (memory_level_rows), so the headline is a memory-level
+    // point on the machine at hand (twice a 32 MiB L3 is partly cached, between the L3 and the
+    // memory roofs).
     return {1ull << 18, 64, 0.05, 1ull << 16};
+}
+
+std::uint64_t memory_level_rows(std::uint64_t floor_rows, std::uint32_t cols, std::uint64_t last_cache_bytes) {
+    const std::uint64_t row_bytes = std::uint64_t{cols} * sizeof(float);
+    if (!row_bytes || !last_cache_bytes) return floor_rows;
+    // Steps of 2^16 rows, not doublings: on a 260 MiB L3 doubling asked for 2 GiB of X where 1.02
+    // GiB is enough, and its three copies (fp32 row and column, fp64) then no longer fitted the
+    // device memory PoCL advertises, which follows the host's free memory: the rows were cut to a
+    // different count in each run (3.3 to 5.7 million) and the runs' times did not compare.
+    const std::uint64_t wanted = (4 * last_cache_bytes + row_bytes - 1) / row_bytes;
+    const std::uint64_t rows = (wanted + row_step - 1) / row_step * row_step;
+    return std::max(floor_rows, rows);
 }
 
 }  // namespace clprobe::glm

@@ -103,5 +103,10 @@ struct Shape {
 };
 enum class Mode { quick, standard, full };
 Shape default_shape(Mode mode);
+// The fewest rows, a multiple of `row_step` and at least `floor_rows`, whose fp32 X (`cols` floats
+// a row) holds at least four times `last_cache_bytes`: a clear memory-level working set with no
+// more data than that needs. 0 rows of cache: `floor_rows`.
+inline constexpr std::uint64_t row_step = std::uint64_t{1} << 16;
+std::uint64_t memory_level_rows(std::uint64_t floor_rows, std::uint32_t cols, std::uint64_t last_cache_bytes);
 
 }  // namespace clprobe::glm

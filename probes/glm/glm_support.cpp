@@ -25,9 +25,7 @@ Shape shape_for(const RunOptions& options) {
 Shape shape_for(const RunOptions& options, std::uint64_t last_cache_bytes) {
     Shape s = shape_for(options);
     if (options.glm.rows || options.mode == RunMode::quick || !last_cache_bytes) return s;
-    const std::uint64_t row_bytes = std::uint64_t{s.cols} * sizeof(float);
-    while (s.rows * row_bytes < 4 * last_cache_bytes)
-        s.rows *= 2;
+    s.rows = memory_level_rows(s.rows, s.cols, last_cache_bytes);
     return s;
 }
 

@@ -267,6 +267,20 @@ std::string yes_no(bool v) {
     return v ? "yes" : "no";
 }
 
+// The attributes that give a workload probe's shape (glm: rows, cols, density; the pipeline's
+// batches; attention: the shape object and the decode's KV lengths), as "<probe>.<key>" -> JSON.
+constexpr const char* workload_shape_keys[] = {"rows", "cols", "density", "batch_rows", "batches", "shape", "kv_lens"};
+
+std::map<std::string, std::string> workload_shapes(const RunReport& r) {
+    std::map<std::string, std::string> out;
+    for (const auto& p : r.results) {
+        if (!is_workload_id(p.id) || !p.attributes.is_object()) continue;
+        for (const char* key : workload_shape_keys)
+            if (p.attributes.contains(key)) out[p.id + "." + key] = p.attributes[key].dump();
+    }
+    return out;
+}
+
 void environment_diff(const RunReport& a, const RunReport& b, std::vector<EnvironmentDifference>& out) {
     add_if_different(out, "host.hostname", a.host.hostname, b.host.hostname);
     add_if_different(out, "host.cpu_model", a.host.cpu_model, b.host.cpu_model);
@@ -318,6 +332,35 @@ void environment_diff(const RunReport& a, const RunReport& b, std::vector<Enviro
     collect(b, sb);
     for (const auto& [k, v] : sa)
         if (auto it = sb.find(k); it != sb.end()) add_if_different(out, k, v, it->second);
+    const auto shapes_a = workload_shapes(a), shapes_b = workload_shapes(b);
+    for (const auto& [k, v] : shapes_a)
+        if (auto it = shapes_b.find(k); it != shapes_b.end()) add_if_different(out, k, v, it->second);
+}
+
+// A workload probe that ran another shape in B (EnvironmentDifference "<probe>.<shape key>"):
+// its times measure other work, which no band can separate from a regression; its rates
+// (GB/s, GFLOP/s, tokens/s) still compare. Named beside the probe's timed figures that moved.
+void explain_shapes(Comparison& c) {
+    std::map<std::string, std::string> by_probe;  // probe -> "rows 3264686 -> 5771394; ..."
+    for (const auto& e : c.environment)
+        for (const char* key : workload_shape_keys)
+            if (const std::string suffix = std::string(".") + key;
+                e.field.size() > suffix.size() && e.field.ends_with(suffix) && is_workload_id(e.field)) {
+                auto& text = by_probe[e.field.substr(0, e.field.size() - suffix.size())];
+                text += fmt::format("{}{} {} -> {}", text.empty() ? "" : "; ", key, e.a, e.b);
+            }
+    for (const auto& [probe, shapes] : by_probe) {
+        int slower = 0, faster = 0;
+        for (const auto& m : c.metrics)
+            if (!m.fact && starts_with(m.metric, probe + ".")) {
+                slower += m.verdict == Verdict::slower;
+                faster += m.verdict == Verdict::faster;
+            }
+        c.explanations.push_back(fmt::format(
+            "{} ran another shape in B ({}): {} of its figures moved ({} slower, {} faster); its times measure "
+            "different work, compare its rates",
+            probe, shapes, slower + faster, slower, faster));
+    }
 }
 
 // Ties measured differences to environment differences where the evidence allows: a changed
@@ -382,6 +425,7 @@ void explain(Comparison& c) {
             fmt::format("{} {} metric(s) moved in B ({} slower, {} faster){}; the environment differs: {}",
                         slower + faster, rule.what, slower, faster, machine, joined));
     }
+    explain_shapes(c);
     if (auto it = changed.find("options.mode"); it != changed.end())
         c.explanations.push_back(fmt::format(
             "the runs used different modes ({} vs {}): buffer sizes and sample counts differ, so compare with care",

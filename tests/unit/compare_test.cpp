@@ -129,6 +129,41 @@ TEST_CASE("compare: the environment diff names the compute-unit change and ties 
     CHECK(same_speed.explanations.empty());
 }
 
+TEST_CASE("compare: a workload that ran another shape is named, with how many of its figures moved", "[compare]") {
+    // PoCL advertises device memory from the host's free memory: a GLM cut to fit ran 3.26 million
+    // rows in one run and 5.77 million in the next, 1.8x the time at the same GB/s.
+    const auto with_glm = [](std::uint64_t rows, double ms) {
+        RunReport r = report_with({timed("kernel.peak.fp32", {}, around(160, 0.02))});
+        ProbeResult p;
+        p.id = "glm.gradient";
+        p.layer = "kernel";
+        p.attributes = {{"rows", rows}, {"cols", 64}, {"sampling", "7 samples"}};
+        p.measurements.push_back(make_measurement("glm.gradient.time", "ms", {{"variant", "v8"}}, around(ms, 0.02),
+                                                  TimerKind::device_profiling, false));
+        p.measurements.push_back(timed("glm.gradient.bandwidth", {{"variant", "v8"}}, around(11.5, 0.02)));
+        r.results.push_back(std::move(p));
+        return r;
+    };
+    const auto a = with_glm(3264686, 72), b = with_glm(5771394, 131);
+    const auto c = compare_reports(a, b);
+    bool named = false;
+    for (const auto& e : c.environment)
+        named = named || (e.field == "glm.gradient.rows" && e.a == "3264686" && e.b == "5771394");
+    CHECK(named);
+    CHECK(find(c, "glm.gradient.time").verdict == Verdict::slower);
+    CHECK(find(c, "glm.gradient.bandwidth").verdict == Verdict::within_noise);
+    REQUIRE(c.explanations.size() == 1);
+    CHECK_THAT(c.explanations.front(),
+               Catch::Contains("glm.gradient ran another shape in B (rows 3264686 -> 5771394)") &&
+                   Catch::Contains("1 of its figures moved (1 slower, 0 faster)"));
+    // A layer probe's attribute of the same name is not a workload shape; the same shape explains nothing.
+    CHECK(compare_reports(a, with_glm(3264686, 72)).explanations.empty());
+    auto layer_a = report_with({timed("kernel.peak.fp32", {}, around(160, 0.02))}), layer_b = layer_a;
+    layer_a.results.front().attributes = {{"rows", 2}};
+    layer_b.results.front().attributes = {{"rows", 1}};
+    CHECK(compare_reports(layer_a, layer_b).environment.empty());
+}
+
 TEST_CASE("compare: findings present in one report only", "[compare]") {
     auto a = report_with({});
     auto b = report_with({});

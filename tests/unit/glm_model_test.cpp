@@ -97,6 +97,26 @@ TEST_CASE("default shapes grow with the mode", "[glm]") {
     CHECK(default_shape(Mode::quick).cols == 64);
 }
 
+TEST_CASE("memory-level GLM rows: four times the last cache in steps of 2^16 rows, never below the floor", "[glm]") {
+    const std::uint64_t mib = 1024 * 1024, floor = std::uint64_t{1} << 18;
+    // 32 MiB L3, 64 fp32 columns (256 B a row): exactly 2^19 rows hold 128 MiB.
+    CHECK(memory_level_rows(floor, 64, 32 * mib) == (std::uint64_t{1} << 19));
+    // This VM's 260 MiB L3: 4,259,840 rows (1,040 MiB of X), not the 2^23 rows (2 GiB) doubling gave.
+    const std::uint64_t rows = memory_level_rows(floor, 64, 260 * mib);
+    CHECK(rows == 4259840);
+    CHECK(rows % row_step == 0);
+    CHECK(rows * 256 >= 4 * 260 * mib);
+    CHECK((rows - row_step) * 256 < 4 * 260 * mib);  // the fewest such steps
+    // One byte more cache needs one step more.
+    CHECK(memory_level_rows(floor, 64, 32 * mib + 1) == (std::uint64_t{1} << 19) + row_step);
+    // A small cache, no cache known, or a floor above the need: the floor.
+    CHECK(memory_level_rows(floor, 64, 1 * mib) == floor);
+    CHECK(memory_level_rows(floor, 64, 0) == floor);
+    CHECK(memory_level_rows(std::uint64_t{1} << 22, 64, 32 * mib) == (std::uint64_t{1} << 22));
+    // Wider rows need fewer of them.
+    CHECK(memory_level_rows(floor, 256, 260 * mib) == 1114112);
+}
+
 TEST_CASE("glm data footprint: X, y and the gradient's work buffers per layout, format and precision",
           "[glm][memory]") {
     DataShape s{1000, 13, Layout::row, Format::dense, false, 0.3, 64};
