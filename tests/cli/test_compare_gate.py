@@ -34,12 +34,12 @@ def last_cache_bytes():
     return best or 32 * 1024 * 1024
 
 
-def memory_level(start, bytes_per_step):
-    """The least power of two from `start` whose working set is at least 4x the last cache."""
-    n = start
-    while n * bytes_per_step < 4 * last_cache_bytes():
-        n *= 2
-    return n
+def memory_level(step, bytes_per_item):
+    """The least multiple of `step` items whose working set is at least 4x the last cache (as the
+    GLM's default rows, glm::memory_level_rows): no larger, so three copies still fit a device whose
+    memory follows the host's free memory (PoCL), and every run gets the same shape."""
+    items = -(-4 * last_cache_bytes() // bytes_per_item)
+    return max(step, -(-items // step) * step)
 
 
 ATTN_HEADS, HEAD_DIM = 4, 64
@@ -82,7 +82,14 @@ def diagnose(name, *extra, env=None):
                 path, env=env, timeout=900)
         expect(r.rc == 0, f"diagnose {name} exited {r.rc}", r)
         with open(path) as f:
-            _runs[name] = (path, load_json(f.read(), r))
+            doc = load_json(f.read(), r)
+        # Every run must time the same work: a GLM cut to what the device memory holds (PoCL sizes
+        # it from the host's free memory) would run another shape in each run.
+        glm = [p for p in doc["results"] if p["id"] == "glm.gradient" and p["status"] == "ok"]
+        expect(not glm or glm[0]["attributes"].get("rows") == int(SHAPES[1]),
+               f"diagnose {name} ran the GLM on {glm[0]['attributes'].get('rows') if glm else '?'} rows, not "
+               f"{SHAPES[1]} (device memory {doc['device']['global_mem_bytes']} bytes): the runs' shapes differ", r)
+        _runs[name] = (path, doc)
     return _runs[name]
 
 

@@ -20,7 +20,11 @@ SLACK = 60
 def diagnose(probes, faults="", env=None, extra=(), limit=SLACK):
     d = temp_dir()
     path = os.path.join(d, "r.json")
-    full_env = {"OPENCL_LAYERS": FAULT_LAYER, "CLPROBE_FAULTS": faults}
+    # No warm-ups (docs/architecture.md, "Building kernels ahead"): the faults are planted for the
+    # probes' children, and a builder's warm-up would meet them first, a hang then costing the
+    # builder's whole 120 s budget before any probe runs (measured: 140 s where the stamp of those
+    # options was not yet in the cache, 27 s where it was).
+    full_env = {"OPENCL_LAYERS": FAULT_LAYER, "CLPROBE_FAULTS": faults, "CLPROBE_WARM_UP": "0"}
     full_env.update(env or {})
     started = time.monotonic()
     r = run("diagnose", "--quick", "--layers", "kernel", "--probes", ",".join(probes), "--json", path, *extra,
@@ -81,9 +85,13 @@ def test_abort_in_the_launch_probe():
 def test_hang_in_an_attention_kernel_times_out():
     budget = 5
     # Budget, the parent's slack (5 s) and the SIGTERM grace (2 s) before SIGKILL, plus the run.
+    # One short KV length: without it the decode adds a length whose cache is 4x the last cache,
+    # 2 GiB on a 260 MiB L3, whose fill and host reference alone outlast the 5 s budget (the decode
+    # then times out on its own, hang or no hang).
     r, doc, results = diagnose(["attention.prefill", "attention.decode"],
                                "call=clEnqueueNDRangeKernel,kernel=attn_fused,action=hang",
-                               extra=("--probe-timeout", str(budget)), limit=budget + 7 + SLACK)
+                               extra=("--probe-timeout", str(budget), "--attn-kv-len", "512"),
+                               limit=budget + 7 + SLACK)
     p = expect_lost(r, doc, results, "attention.prefill", "timed_out", ["attention.decode"])
     expect(p["attributes"]["isolation"]["budget_seconds"] == budget, f"{p['attributes']}")
     expect(p["attributes"]["isolation"]["signal"] == "SIGKILL", "a child stuck in the driver needs SIGKILL")
