@@ -57,12 +57,23 @@ def fastest(doc, metric):
     return max(ms[0]["samples"]) if ms else None
 
 
-def for_each_driver(check):
+def for_each_driver(check, measure_again=False):
+    """check(driver, doc) on each driver's run. measure_again: a check of a ratio between figures
+    that one run of this VM can read off in a slow phase (its compute flips 2x within a run) gets one
+    fresh run of that driver when the first fails, and fails when both do: a scalar or folded
+    ceiling is so in every run, a slow phase is not."""
     for driver in ("pocl", "intel"):
         doc = diagnose(driver)
         expect(VENDORS == "" or driver != "intel" or "Intel" in doc["device"]["platform_name"],
                f"the Intel run used {doc['device']['platform_name']}")
-        check(driver, doc)
+        try:
+            check(driver, doc)
+        except AssertionError as first:
+            if not measure_again:
+                raise
+            print(f"({driver}: {str(first).splitlines()[0]}; measured again)")
+            del _runs[driver]
+            check(driver, diagnose(driver))
 
 
 def test_every_probe_ends_ok_or_unsupported():
@@ -87,7 +98,7 @@ def test_no_point_above_its_roof():
                     over.append((m["metric"], m.get("labels"), m["summary"]["median"]))
         expect(not over, f"{driver}: fractions above 1.05: {over}")
 
-    for_each_driver(check)
+    for_each_driver(check, measure_again=True)
 
 
 def reference_before(doc, probe):
@@ -127,7 +138,7 @@ def test_ceilings_not_below_what_the_cores_do():
             expect(ratio >= 1.3, f"{driver}: fp32 / fp64 = {ratio:.2f} (fp32 {fp32:.1f}, fp64 {fp64:.1f}, "
                    f"{fp64_here:.1f} in fp32's machine state)")
 
-    for_each_driver(check)
+    for_each_driver(check, measure_again=True)
 
 
 def test_no_figure_above_the_hardware():
@@ -151,7 +162,7 @@ def test_no_figure_above_the_hardware():
                            f"{driver}: a bandwidth for the zero-copy path, which copies nothing: {m}")
         expect(headline(doc, "kernel.peak.bandwidth") > 0, f"{driver}: no kernel.peak.bandwidth")
 
-    for_each_driver(check)
+    for_each_driver(check, measure_again=True)
 
 
 def test_compare_across_drivers_names_the_driver_first():
