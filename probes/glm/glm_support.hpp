@@ -17,9 +17,9 @@ inline constexpr double ridge_lambda = 1e-4;
 Shape shape_for(const RunOptions& options);
 // The same, with the default row count (no --glm-rows) of a standard or full run raised to the
 // fewest rows (a multiple of 2^16) whose fp32 X holds at least four times `last_cache_bytes`
-// (memory_level_rows): the headline GLM
-// figure is then a clear memory-level point on the machine at hand (a quick run keeps its smaller,
-// cache-level default; 0: no capacity known, the mode's default).
+// (memory_level_rows): the headline GLM figure is then a clear memory-level point on the machine
+// at hand (a quick run keeps its smaller, cache-level default; 0: no capacity known, the mode's
+// default).
 Shape shape_for(const RunOptions& options, std::uint64_t last_cache_bytes);
 // shape_for with the device's last cache: kernel.memory_levels' capacities when that probe ran,
 // else the device's global-memory cache. Every GLM probe of a run gets the same shape.

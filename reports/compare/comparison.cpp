@@ -263,6 +263,13 @@ void add_if_different(std::vector<EnvironmentDifference>& out, std::string field
     if (a != b) out.push_back({std::move(field), a, b});
 }
 
+// The keys both maps hold whose values differ, in key order.
+void add_differences(std::vector<EnvironmentDifference>& out, const std::map<std::string, std::string>& a,
+                     const std::map<std::string, std::string>& b) {
+    for (const auto& [k, v] : a)
+        if (auto it = b.find(k); it != b.end()) add_if_different(out, k, v, it->second);
+}
+
 std::string yes_no(bool v) {
     return v ? "yes" : "no";
 }
@@ -330,11 +337,8 @@ void environment_diff(const RunReport& a, const RunReport& b, std::vector<Enviro
     };
     collect(a, sa);
     collect(b, sb);
-    for (const auto& [k, v] : sa)
-        if (auto it = sb.find(k); it != sb.end()) add_if_different(out, k, v, it->second);
-    const auto shapes_a = workload_shapes(a), shapes_b = workload_shapes(b);
-    for (const auto& [k, v] : shapes_a)
-        if (auto it = shapes_b.find(k); it != shapes_b.end()) add_if_different(out, k, v, it->second);
+    add_differences(out, sa, sb);
+    add_differences(out, workload_shapes(a), workload_shapes(b));
 }
 
 // A workload probe that ran another shape in B (EnvironmentDifference "<probe>.<shape key>"):
