@@ -35,7 +35,8 @@ fi
 # without the network layer (its probes then report unsupported; test_network_layer checks the reason).
 # -O1 with line tables: what the sanitizers recommend for readable reports, and much quicker to
 # compile than -O2 -g (the clean-clone CI builds everything twice on 2 cores). Debug keeps assert().
-CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug \
+. .ci/ccache.sh
+CC=clang CXX=clang++ cmake -S . -B build-sanitize "${launcher[@]}" -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DCLPROBE_SANITIZE=address,undefined -DCLPROBE_FUZZ=ON -DCLPROBE_MPI=OFF >&2
 cmake --build build-sanitize -j"$(nproc)" >&2
@@ -43,7 +44,16 @@ cmake --build build-sanitize -j"$(nproc)" >&2
 # Leaks inside the OpenCL driver stack (PoCL's LLVM, the ICD loader) are not ours to fix; our
 # own code is still checked for leaks.
 export LSAN_OPTIONS="suppressions=$root/.ci/lsan.supp:print_suppressions=0"
-export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
+# intercept_tls_get_addr=0: the sanitizer runtime of clang 14 (up to LLVM 16) takes a dynamic TLS
+# block whose address is 16 bytes past a page boundary for a pre-2.25 glibc block and reads a length
+# from the two words before it (google/sanitizers#1322). A process that loaded PoCL itself (`clprobe
+# replay`, `clprobe trace --replay`) then met "Tracer caught signal 11 ... LeakSanitizer has
+# encountered a fatal error" at exit, after all its work was done: every run of test_replay on the
+# 2026-12-03 VM, 4 of 10 `trace --replay` runs under load, and CI's red run of
+# test_trace_replay_capture. With the interceptor off: 12 of 12 under load, test_replay passes, and
+# leak checking stays on for every test. What it gives up: pointers held only in the dynamic TLS of a
+# dlopen'ed library are not roots, so such a block would read as a leak, never hide one.
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:intercept_tls_get_addr=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # Oclgrind's own interposer does not mix with ASan; the normal build already ran those checks. The
 # integration suite's second pass under the lazy-driver layer ("lazy driver:<case>") checks the
@@ -54,14 +64,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # handling runs in test_isolation here): under the sanitizers they took 230 of the 560 s of this
 # stage on 2 cores and check nothing the normal build does not.
 ctest --test-dir build-sanitize --output-on-failure --timeout 900 -j"$(nproc)" \
-    -E "kernels: oclgrind|lazy driver:[^ ]|cli: test_cold_start|cli: test_faults|cli: test_replay$"
-# test_replay with ASan but without LeakSanitizer: on this VM (2026-12-03) LSan's own tracer takes
-# SIGSEGV while it stops the threads of `clprobe replay` at exit, after the replay has finished
-# and written its report ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
-# error", 6 runs of 6), and the process aborts. The same test passes with leak checking off and in
-# the normal build; every other diagnose, trace and report test here keeps its leak check.
-ASAN_OPTIONS="abort_on_error=1:detect_leaks=0" \
-    ctest --test-dir build-sanitize --output-on-failure --timeout 900 -R "cli: test_replay$"
+    -E "kernels: oclgrind|lazy driver:[^ ]|cli: test_cold_start|cli: test_faults"
 
 for target in report_reader_fuzz options_fuzz trace_reader_fuzz capture_reader_fuzz; do
     corpus=$(mktemp -d)

@@ -33,6 +33,8 @@ packages=(
 # (tests/cli/test_slurm.py starts a one-node Slurm of its own for `srun clprobe diagnose`; the test
 # skips without it).
 test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng slurm-wlm)
+# ccache: the suite's builds reuse earlier clones' compiles on this machine (.ci/ccache.sh).
+test_packages+=(ccache)
 test_packages+=(libbenchmark-tools python3-scipy python3-numpy)
 # The second OpenCL driver's virtual environment (.ci/intel-runtime.sh).
 test_packages+=(python3-venv)
@@ -73,7 +75,9 @@ fi
 # -g1 (line tables) rather than -g: stack traces keep file and line, and a clean build on 2 cores
 # takes about a fifth less time.
 # CLPROBE_WERROR=ON in the environment (CI sets it) turns warnings into errors.
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+launcher=()
+[ "$mode" = test ] && . .ci/ccache.sh
+cmake -S . -B build "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DCLPROBE_BUILD_TESTS=$tests -DCLPROBE_WERROR="${CLPROBE_WERROR:-OFF}" "${second_driver[@]}" >&2
 cmake --build build -j"$jobs" >&2
 
