@@ -43,13 +43,15 @@ std::optional<std::uint32_t> memory_bound_kv_len(const std::vector<std::uint32_t
     const std::uint64_t wanted = 4 * last_cache_bytes;
     for (std::uint32_t l : lens)
         if (std::uint64_t{l} * bytes_per_token >= wanted) return std::nullopt;
-    std::uint64_t len = 1;
-    while (len * bytes_per_token < wanted)
-        len *= 2;
+    // Steps of kv_len_step tokens, not doublings (the twin of glm::memory_level_rows): on a 260 MiB
+    // L3 doubling asked for 2 GiB of K and V where 1.04 GiB is enough, and decode then spent twice
+    // the time (fill, host reference and every sample) on a point that was already memory-level.
+    const std::uint64_t len = (wanted + bytes_per_token - 1) / bytes_per_token;
+    const std::uint64_t stepped = (len + kv_len_step - 1) / kv_len_step * kv_len_step;
     // K and V are separate buffers of half the cache each.
-    if (len > std::numeric_limits<std::uint32_t>::max() || len * bytes_per_token / 2 > max_alloc_bytes)
+    if (stepped > std::numeric_limits<std::uint32_t>::max() || stepped * bytes_per_token / 2 > max_alloc_bytes)
         return std::nullopt;
-    return static_cast<std::uint32_t>(len);
+    return static_cast<std::uint32_t>(stepped);
 }
 
 Labels prefill_labels(const AttentionConfig& c, std::uint32_t seq) {

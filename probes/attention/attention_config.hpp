@@ -22,10 +22,11 @@ struct AttentionConfig {
 
 AttentionConfig config_for(const RunOptions& options);
 
-// The shortest power-of-two KV length whose fp32 cache (K and V, `bytes_per_token` per token over
-// all sequence-heads) is at least four times the last-level cache, so decode at that length reads
-// memory, not cache. nullopt when the cache size is unknown, when `lens` already holds such a
+// The shortest KV length, a multiple of `kv_len_step`, whose fp32 cache (K and V, `bytes_per_token`
+// per token over all sequence-heads) is at least four times the last-level cache, so decode at that
+// length reads memory, not cache. nullopt when the cache size is unknown, when `lens` already holds such a
 // length, or when one K (or V) buffer of that length would exceed `max_alloc_bytes`.
+inline constexpr std::uint64_t kv_len_step = 4096;
 std::optional<std::uint32_t> memory_bound_kv_len(const std::vector<std::uint32_t>& lens, std::uint64_t bytes_per_token,
                                                  std::uint64_t last_cache_bytes, std::uint64_t max_alloc_bytes);
 

@@ -45,7 +45,7 @@ def memory_level(step, bytes_per_item):
 ATTN_HEADS, HEAD_DIM = 4, 64
 SHAPES = ("--glm-rows", str(memory_level(65536, GLM_COLS * 4)), "--glm-cols", str(GLM_COLS), "--glm-batch", "16384",
           "--attn-seq", "64", "--attn-heads", str(ATTN_HEADS), "--attn-head-dim", str(HEAD_DIM), "--attn-kv-len",
-          str(memory_level(512, ATTN_HEADS * HEAD_DIM * 2 * 4)))  # K and V of fp32 per token
+          str(memory_level(4096, ATTN_HEADS * HEAD_DIM * 2 * 4)))  # K and V of fp32, attention::kv_len_step
 REPEATS = ("base2", "base3")  # further runs of the baseline: the movement between runs of one build
 
 _runs = {}

@@ -81,7 +81,7 @@ TEST_CASE("roof placement: fractions and points name the roof they were held aga
     CHECK(placed_point("y", 0.5, 1, 0, std::nullopt).level.empty());
 }
 
-TEST_CASE("decode length: the shortest power of two four times past the last cache", "[attention][config]") {
+TEST_CASE("decode length: the fewest steps of 4096 tokens four times past the last cache", "[attention][config]") {
     const std::uint64_t per_token = 8 * 64 * 2 * 4;  // 8 heads, head_dim 64, K and V in fp32: 4 KiB
     // 32 MiB L3: 128 MiB of cache = 32768 tokens.
     CHECK(attention::memory_bound_kv_len({512, 4096}, per_token, 32 * MiB, 1ull << 40) == 32768u);
@@ -91,11 +91,17 @@ TEST_CASE("decode length: the shortest power of two four times past the last cac
     CHECK_FALSE(attention::memory_bound_kv_len({512}, per_token, 0, 1ull << 40));
     // K alone (64 MiB) would exceed a 32 MiB allocation limit.
     CHECK_FALSE(attention::memory_bound_kv_len({512}, per_token, 32 * MiB, 32 * MiB));
-    // Not a power of two cache: still at least 4x.
+    // A 260 MiB L3 (this project's 2026-12 VM): 1,040 MiB = 266,240 tokens, 65 steps, not the
+    // 524,288 (2 GiB) a doubling asked for.
+    CHECK(attention::memory_bound_kv_len({512, 4096}, per_token, 260 * MiB, 1ull << 40) == 266240u);
+    // One byte past a step: the next step, no more.
+    CHECK(attention::memory_bound_kv_len({}, per_token, 32 * MiB + 1, 1ull << 40) == 32768u + 4096u);
+    // Not a power of two cache: at least 4x, within one step of it.
     const auto len = attention::memory_bound_kv_len({}, per_token, 3 * MiB, 1ull << 40);
     REQUIRE(len);
+    CHECK(*len % attention::kv_len_step == 0);
     CHECK(std::uint64_t{*len} * per_token >= 12 * MiB);
-    CHECK(std::uint64_t{*len / 2} * per_token < 12 * MiB);
+    CHECK(std::uint64_t{*len - attention::kv_len_step} * per_token < 12 * MiB);
 }
 
 TEST_CASE("roof placement: the memory roof read beside a workload raises a roof it beats", "[roofline][placement]") {
