@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "core/memory_roofs.hpp"
+
 namespace clprobe::attention {
 
 AttentionConfig config_for(const RunOptions& options) {
@@ -40,14 +42,13 @@ AttentionConfig config_for(const RunOptions& options) {
 std::optional<std::uint32_t> memory_bound_kv_len(const std::vector<std::uint32_t>& lens, std::uint64_t bytes_per_token,
                                                  std::uint64_t last_cache_bytes, std::uint64_t max_alloc_bytes) {
     if (!last_cache_bytes || !bytes_per_token) return std::nullopt;
-    const std::uint64_t wanted = 4 * last_cache_bytes;
+    const std::uint64_t wanted = memory_level_factor * last_cache_bytes;
     for (std::uint32_t l : lens)
         if (std::uint64_t{l} * bytes_per_token >= wanted) return std::nullopt;
-    // Steps of kv_len_step tokens, not doublings (the twin of glm::memory_level_rows): on a 260 MiB
-    // L3 doubling asked for 2 GiB of K and V where 1.04 GiB is enough, and decode then spent twice
+    // Steps of kv_len_step tokens, not doublings (as glm::memory_level_rows): on a 260 MiB L3
+    // doubling asked for 2 GiB of K and V where 1.04 GiB is enough, and decode then spent twice
     // the time (fill, host reference and every sample) on a point that was already memory-level.
-    const std::uint64_t len = (wanted + bytes_per_token - 1) / bytes_per_token;
-    const std::uint64_t stepped = (len + kv_len_step - 1) / kv_len_step * kv_len_step;
+    const std::uint64_t stepped = memory_level_items(last_cache_bytes, bytes_per_token, kv_len_step);
     // K and V are separate buffers of half the cache each.
     if (stepped > std::numeric_limits<std::uint32_t>::max() || stepped * bytes_per_token / 2 > max_alloc_bytes)
         return std::nullopt;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/memory_roofs.hpp"
+
 namespace clprobe::glm {
 
 namespace {
@@ -313,9 +315,7 @@ std::uint64_t memory_level_rows(std::uint64_t floor_rows, std::uint32_t cols, st
     // GiB is enough, and its three copies (fp32 row and column, fp64) then no longer fitted the
     // device memory PoCL advertises, which follows the host's free memory: the rows were cut to a
     // different count in each run (3.3 to 5.7 million) and the runs' times did not compare.
-    const std::uint64_t wanted = (4 * last_cache_bytes + row_bytes - 1) / row_bytes;
-    const std::uint64_t rows = (wanted + row_step - 1) / row_step * row_step;
-    return std::max(floor_rows, rows);
+    return std::max(floor_rows, memory_level_items(last_cache_bytes, row_bytes, row_step));
 }
 
 }  // namespace clprobe::glm

@@ -589,9 +589,18 @@ std::optional<MachineComparison> machine_comparison(const RunReport& a, const Ru
 std::string describe(const ReferenceShift& s) {
     const bool compute = s.series == "compute";
     const char* verb = compute ? "computes" : "reads memory";
+    const bool slower = s.ratio < 1;
+    // A shift of B's first run that a repeat of B did not show (compare/confirmation.hpp).
+    if (s.unconfirmed) {
+        std::string repeats;
+        for (double r : s.repeat_ratios)
+            repeats += fmt::format("{}x{:.2f}", repeats.empty() ? "" : ", ", r);
+        return fmt::format("{} as fast as in A: {:.1f}x {} in B's first run only (its repeats: {})", verb,
+                           slower ? 1 / s.ratio : s.ratio, slower ? "slower" : "faster",
+                           repeats.empty() ? "not measured" : repeats);
+    }
     if (s.verdict == Verdict::within_noise)
         return fmt::format("{} as fast as in A within {:.0f}% (x{:.2f})", verb, 100 * s.band, s.ratio);
-    const bool slower = s.ratio < 1;
     return fmt::format("{} {:.1f}x {} than in A", verb, slower ? 1 / s.ratio : s.ratio, slower ? "slower" : "faster");
 }
 

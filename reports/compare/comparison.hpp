@@ -66,6 +66,11 @@ struct MetricComparison {
     // disturbed: which run's probe, and how busy the host was ("B: kernel.compute.fp32 ran beside
     // 1.4 of 2 CPUs of other work").
     std::string disturbance;
+    // With repeats of B (compare --candidate-repeat, compare/confirmation.hpp): the ratio each
+    // repeat read, in order, and the verdict B's first run gave when a repeat did not show it (the
+    // figure is then within_noise).
+    std::vector<double> repeat_ratios;
+    std::optional<Verdict> unconfirmed;
 };
 
 struct EnvironmentDifference {
@@ -87,6 +92,9 @@ struct ReferenceShift {
     // of that half, minus 1.
     double band = 0;
     Verdict verdict = Verdict::within_noise;  // slower: the machine of B is slower
+    // As MetricComparison's: each repeat of B's ratio, and B's first verdict when not confirmed.
+    std::vector<double> repeat_ratios;
+    std::optional<Verdict> unconfirmed;
 };
 
 struct MachineComparison {
@@ -177,6 +185,9 @@ struct Comparison {
     int baseline_runs = 1;
     std::vector<std::pair<std::string, double>> between_runs_bands;
     double between_runs_z = 0;  // how many sigmas of that movement a band spans (BetweenRunNoise::z)
+    // Runs of B's machine and build (1: B alone). With more, a difference is called only when every
+    // run shows it (compare/confirmation.hpp).
+    int candidate_runs = 1;
 
     int count(Verdict v) const;
     // Headline metrics that came out significantly worse in B: with machine->regressions(), what

@@ -26,6 +26,11 @@ json between_runs_json(const Comparison& c) {
     return out;
 }
 
+// The verdict B's first run gave a difference that a repeat of B did not show; null otherwise.
+json unconfirmed_json(const std::optional<Verdict>& v) {
+    return v ? json(to_string(*v)) : json(nullptr);
+}
+
 }  // namespace
 
 json comparison_to_json(const Comparison& c) {
@@ -51,7 +56,9 @@ json comparison_to_json(const Comparison& c) {
                            {"reference_b", m.reference_b ? json(*m.reference_b) : json(nullptr)},
                            {"reference_series", m.reference_series.empty() ? json(nullptr) : json(m.reference_series)},
                            {"verdict", to_string(m.verdict)},
-                           {"disturbance", m.disturbance.empty() ? json(nullptr) : json(m.disturbance)}});
+                           {"disturbance", m.disturbance.empty() ? json(nullptr) : json(m.disturbance)},
+                           {"repeat_ratios", m.repeat_ratios},
+                           {"unconfirmed", unconfirmed_json(m.unconfirmed)}});
     json env = json::array();
     for (const auto& e : c.environment)
         env.push_back({{"field", e.field}, {"a", e.a}, {"b", e.b}});
@@ -78,6 +85,7 @@ json comparison_to_json(const Comparison& c) {
                 {"threshold", c.threshold},
                 {"baseline_runs", c.baseline_runs},
                 {"between_runs", between_runs_json(c)},
+                {"candidate_runs", c.candidate_runs},
                 {"metrics", metrics},
                 {"environment", env},
                 {"provenance", provenance_json(c)},
@@ -101,6 +109,8 @@ json comparison_to_json(const Comparison& c) {
                               {"ratio", r.ratio},
                               {"band", r.band},
                               {"verdict", to_string(r.verdict)},
+                              {"repeat_ratios", r.repeat_ratios},
+                              {"unconfirmed", unconfirmed_json(r.unconfirmed)},
                               {"text", describe(r)}});
         auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
         out["machine"] = {{"shifts", shifts},

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "compare/confirmation.hpp"
+
 namespace clprobe {
 
 namespace {
@@ -103,6 +105,29 @@ std::string between_runs_summary(const Comparison& c) {
            "within one; record A twice and pass the second run with --baseline-repeat\n";
 }
 
+namespace {
+
+// With repeats of B: how many runs of B a difference had to show in, and what the first run alone
+// would have called.
+std::string candidate_runs_summary(const Comparison& c) {
+    if (c.candidate_runs < 2) return {};
+    const auto withdrawn = unconfirmed_metrics(c);
+    std::string names;
+    for (std::size_t i = 0; i < withdrawn.size() && i < 4; ++i)
+        names += fmt::format("{}{} x{:.3f}", i ? ", " : "", withdrawn[i]->metric, withdrawn[i]->ratio);
+    std::size_t shifts = 0;
+    if (c.machine)
+        for (const auto& s : c.machine->shifts)
+            shifts += s.unconfirmed ? 1 : 0;
+    return fmt::format(
+        "Repeats of B: {} runs of B; a difference is called only when every run shows it. Not confirmed, so not "
+        "called: {} figure(s){}{}\n",
+        c.candidate_runs, withdrawn.size(), names.empty() ? "" : " (" + names + (withdrawn.size() > 4 ? ", ...)" : ")"),
+        shifts ? fmt::format(" and {} shift(s) of the machine's reference", shifts) : "");
+}
+
+}  // namespace
+
 std::string render_comparison_text(const Comparison& c, const RenderOptions& options) {
     const bool verbose = options.verbose, color = options.color;
     std::string out;
@@ -125,6 +150,7 @@ std::string render_comparison_text(const Comparison& c, const RenderOptions& opt
         c.count(Verdict::only_in_b));
     out += disturbed_summary(c) + "\n";
     out += between_runs_summary(c);
+    out += candidate_runs_summary(c);
     for (const auto& f : c.family_regressions())
         out += paint(color, "1;31",
                      fmt::format("Workload slower: {} variants of {} slower beyond the movement between runs of A, "

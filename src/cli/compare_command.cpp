@@ -9,6 +9,7 @@
 #include "cli/exit_codes.hpp"
 #include "compare/between_runs.hpp"
 #include "compare/comparison.hpp"
+#include "compare/confirmation.hpp"
 #include "compare/machine_choice.hpp"
 #include "json/comparison_json.hpp"
 #include "json/machine_choice_json.hpp"
@@ -22,12 +23,30 @@ namespace {
 struct CompareCliOptions {
     std::string a, b;
     std::vector<std::string> a_repeats;
+    std::vector<std::string> b_repeats;
     double threshold_pct = 5;
     bool fail_on_regression = false;
     bool json = false;
     bool verbose = false;
     bool normalise = false;
 };
+
+// Further runs of one report's machine and build, loaded and analysed like it. A run on another
+// device or driver would measure that difference, not the noise: a usage error.
+std::vector<RunReport> load_repeats(const RunReport& of, const std::vector<std::string>& paths, const char* option,
+                                    const char* side) {
+    const auto device_name = [](const RunReport& x) { return x.device ? x.device->name : std::string("no device"); };
+    std::vector<RunReport> out;
+    for (const auto& path : paths) {
+        out.push_back(load_report(path));
+        RunReport& r = out.back();
+        if (device_name(r) != device_name(of) || driver_change(of, r))
+            throw UsageError(fmt::format("{} '{}' ran on {}, not on {}'s device {} with {}'s driver", option, path,
+                                         device_name(r), side, device_name(of), side));
+        analyze(r);
+    }
+    return out;
+}
 
 int run_compare(const CompareCliOptions& o) {
     RunReport a = load_report(o.a), b = load_report(o.b);
@@ -38,18 +57,9 @@ int run_compare(const CompareCliOptions& o) {
     options.threshold = o.threshold_pct / 100.0;
     options.normalise = o.normalise;
     // More runs of A's machine and build: how far its figures move between runs, measured.
-    std::vector<RunReport> repeats;
-    for (const auto& path : o.a_repeats) {
-        repeats.push_back(load_report(path));
-        // A repeat on another device or driver would measure that difference, not the noise.
-        const RunReport& r = repeats.back();
-        const auto device_name = [](const RunReport& x) {
-            return x.device ? x.device->name : std::string("no device");
-        };
-        if (device_name(r) != device_name(a) || driver_change(a, r))
-            throw UsageError(fmt::format("--baseline-repeat '{}' ran on {}, not on A's device {} with A's driver", path,
-                                         device_name(r), device_name(a)));
-    }
+    const std::vector<RunReport> repeats = load_repeats(a, o.a_repeats, "--baseline-repeat", "A");
+    // More runs of B's: a difference counts only when each of them shows it.
+    const std::vector<RunReport> b_repeats = load_repeats(b, o.b_repeats, "--candidate-repeat", "B");
     BetweenRunNoise noise;
     if (!repeats.empty()) {
         std::vector<const RunReport*> runs{&a};
@@ -58,7 +68,13 @@ int run_compare(const CompareCliOptions& o) {
         noise = measure_between_runs(runs, options.threshold);
         options.between_runs = &noise;
     }
-    const Comparison c = compare_reports(a, b, options);
+    Comparison c = compare_reports(a, b, options);
+    if (!b_repeats.empty()) {
+        std::vector<Comparison> confirmations;
+        for (auto& r : b_repeats)
+            confirmations.push_back(compare_reports(a, r, options));
+        confirm_with_repeats(c, confirmations);
+    }
     // Which of the two to run each workload on: best, best value, cheapest.
     const auto choices = choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}});
     if (o.json) {
@@ -107,6 +123,11 @@ CommandRunner add_compare_command(CLI::App& app) {
     cmd->add_option("--baseline-repeat", opts->a_repeats,
                     "Another run of A's machine and build (repeatable): each metric's band is at least how far its "
                     "family moved between the runs of A")
+        ->allow_extra_args(false)
+        ->take_all();
+    cmd->add_option("--candidate-repeat", opts->b_repeats,
+                    "Another run of B's machine and build (repeatable): a difference is called, and fails the gate, "
+                    "only when every run of B shows it")
         ->allow_extra_args(false)
         ->take_all();
     cmd->add_flag("--json", opts->json, "Print the comparison as JSON");

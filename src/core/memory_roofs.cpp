@@ -20,8 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-// Between the last cache and this many times its capacity a working set is partly cached.
-constexpr std::uint64_t memory_factor = 4;
 constexpr const char* memory_level = "memory";
 constexpr const char* unknown_cache_level = "cache";
 
@@ -85,7 +83,7 @@ void segment(const std::vector<BandwidthPoint>& c, std::size_t lo, std::size_t h
 
 std::string plateau_name(const std::vector<CacheCapacity>& caches, std::uint64_t first, std::uint64_t last) {
     if (caches.empty()) return unknown_cache_level;
-    if (first >= memory_factor * last_cache_bytes(caches)) return memory_level;
+    if (first >= memory_level_factor * last_cache_bytes(caches)) return memory_level;
     return level_of(caches, last);
 }
 
@@ -106,7 +104,7 @@ std::vector<Run> zones_of(const std::vector<BandwidthPoint>& c, const std::vecto
     while (cached_end < c.size() && c[cached_end].working_set_bytes <= llc)
         ++cached_end;
     std::size_t memory_begin = cached_end;
-    while (memory_begin < c.size() && c[memory_begin].working_set_bytes < memory_factor * llc)
+    while (memory_begin < c.size() && c[memory_begin].working_set_bytes < memory_level_factor * llc)
         ++memory_begin;
     return {{0, cached_end}, {memory_begin, c.size()}};
 }
@@ -119,7 +117,7 @@ std::vector<std::string> covered_levels(const MemoryRoofFacts& f) {
         std::string level;
         if (f.caches.empty())
             level = unknown_cache_level;
-        else if (p.working_set_bytes > llc && p.working_set_bytes < memory_factor * llc)
+        else if (p.working_set_bytes > llc && p.working_set_bytes < memory_level_factor * llc)
             continue;
         else
             level = level_of(f.caches, p.working_set_bytes);
@@ -200,6 +198,12 @@ std::uint64_t last_cache_bytes(const std::vector<CacheCapacity>& caches) {
     return llc;
 }
 
+std::uint64_t memory_level_items(std::uint64_t last_cache_bytes, std::uint64_t bytes_per_item, std::uint64_t step) {
+    if (!last_cache_bytes || !bytes_per_item || !step) return 0;
+    const std::uint64_t items = (memory_level_factor * last_cache_bytes + bytes_per_item - 1) / bytes_per_item;
+    return (items + step - 1) / step * step;
+}
+
 std::vector<CacheCapacity> device_cache_capacities(const TopologyFacts& topology, unsigned compute_units) {
     std::map<unsigned, std::uint64_t> by_level;
     for (const auto& c : topology.caches) {
@@ -255,7 +259,7 @@ namespace {
 std::optional<PlacedRoof> memory_roof_for(const MemoryRoofFacts& facts, std::uint64_t working_set_bytes,
                                           std::optional<double> memory_roof) {
     const std::uint64_t llc = last_cache_bytes(facts.caches);
-    if (working_set_bytes < memory_factor * llc)
+    if (working_set_bytes < memory_level_factor * llc)
         if (const auto rate = sweep_at(facts.curve, working_set_bytes))
             return PlacedRoof{memory_level, *rate,
                               fmt::format("kernel.memory_levels.bandwidth at {} (the sweep interpolated at this "

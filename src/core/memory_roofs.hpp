@@ -70,6 +70,16 @@ std::vector<MemoryRoof> detect_plateaus(const std::vector<BandwidthPoint>& curve
 // memory by points at four or more times the last cache.
 std::string missing_roofs_note(const MemoryRoofFacts& facts);
 
+// From this many times the last cache's capacity on a working set is memory-level; between the
+// capacity and this many times it, partly cached.
+inline constexpr std::uint64_t memory_level_factor = 4;
+
+// The fewest items, a multiple of `step`, whose working set (`bytes_per_item` each) holds
+// memory_level_factor times the last cache: the memory-level shape of a workload sized in steps
+// (GLM rows, KV-cache tokens). Steps, not doublings, so the point is no larger than it must be
+// (one step of slack at most). 0 when the cache or the item size is 0.
+std::uint64_t memory_level_items(std::uint64_t last_cache_bytes, std::uint64_t bytes_per_item, std::uint64_t step);
+
 // The caches a CPU device's work can fill, from the topology layer's facts: data and unified
 // caches only, each level's size times the instances the device spans. A device of N compute
 // units on a machine of P processing units spans about N/P of each level's instances (at least

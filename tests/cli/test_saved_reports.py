@@ -153,7 +153,37 @@ def test_baseline_repeats_measure_the_movement_between_runs():
     expect(r.rc == 2 and "cannot read" in r.stderr, "missing repeat", r)
 
 
+def test_candidate_repeats_call_only_what_every_run_of_b_shows():
+    d = temp_dir()
+    # B's first run read its bandwidth 50% lower; its repeat is like A, a second repeat as slow as B.
+    b = write(d, "b.json", json.dumps(scaled(real(), "kernel.bandwidth", 0.5)))
+    like_a = write(d, "b2.json", json.dumps(real()))
+    slow_again = write(d, "b3.json", json.dumps(scaled(real(), "kernel.bandwidth", 0.52)))
+    r = run("compare", REAL, b, "--candidate-repeat", like_a, "--json")
+    c = load_json(r.stdout, r)
+    bw = [m for m in c["metrics"] if m["metric"] == "kernel.bandwidth"]
+    expect(c["candidate_runs"] == 2 and bw, "repeats of B", r)
+    expect(all(m["verdict"] == "within_noise" and m["unconfirmed"] == "slower" and len(m["repeat_ratios"]) == 1
+               for m in bw), "a slowdown its repeat did not show was called", r)
+    r = run("compare", REAL, b, "--candidate-repeat", like_a, "--fail-on-regression")
+    expect(r.rc == 0 and "Repeats of B: 2 runs of B" in r.stdout, "unconfirmed: the gate passes", r)
+    r = run("compare", REAL, b, "--candidate-repeat", slow_again, "--json")
+    c = load_json(r.stdout, r)
+    expect(any(m["metric"] == "kernel.bandwidth" and m["verdict"] == "slower" for m in c["metrics"]),
+           "a slowdown both runs of B showed was not called", r)
+    # A repeat of B from another driver, or a missing file: one line, exit 2.
+    other = real()
+    other["device"]["driver_version"] = "other-driver 1.0"
+    other["device"]["platform_name"] = "Another OpenCL"
+    path = write(d, "other.json", json.dumps(other))
+    r = run("compare", REAL, b, "--candidate-repeat", path)
+    expect(r.rc == 2 and "--candidate-repeat" in r.stderr and len(r.stderr.strip().splitlines()) == 1, "other", r)
+    r = run("compare", REAL, b, "--candidate-repeat", os.path.join(d, "nope.json"))
+    expect(r.rc == 2 and "cannot read" in r.stderr, "missing repeat of B", r)
+
+
 if __name__ == "__main__":
     main([test_bad_report_files_exit_2_with_one_line, test_report_renders_every_format,
           test_report_applies_the_current_rules, test_compare_a_report_with_itself_finds_nothing,
-          test_compare_finds_a_slower_peak_and_gates_on_it, test_baseline_repeats_measure_the_movement_between_runs])
+          test_compare_finds_a_slower_peak_and_gates_on_it, test_baseline_repeats_measure_the_movement_between_runs,
+          test_candidate_repeats_call_only_what_every_run_of_b_shows])

@@ -392,3 +392,23 @@ TEST_CASE("memory roofs: the facts of the kernel.memory_levels result", "[memory
     results[1].attributes["facts"] = "garbage";
     CHECK_FALSE(memory_roof_facts_of(results));
 }
+
+TEST_CASE("memory roofs: the memory-level shape in steps is the fewest steps holding four times the last cache",
+          "[memory_roofs]") {
+    constexpr std::uint64_t mib = 1ull << 20;
+    // 32 MiB of L3, 256-byte rows in steps of 65,536: 4 x 32 MiB / 256 = 524,288 rows, eight steps.
+    CHECK(memory_level_items(32 * mib, 256, 1u << 16) == (1u << 19));
+    // One byte more cache needs one more row, so one more step.
+    CHECK(memory_level_items(32 * mib + 1, 256, 1u << 16) == (1u << 19) + (1u << 16));
+    // 260 MiB in steps of 4,096 tokens of 2 KiB: 532,480 tokens hold exactly 4 x 260 MiB.
+    CHECK(memory_level_items(260 * mib, 2048, 4096) == 532480);
+    // The working set reached is at least four times the cache and less than one step more.
+    const std::uint64_t items = memory_level_items(3 * mib, 1000, 4096);
+    CHECK(items % 4096 == 0);
+    CHECK(items * 1000 >= memory_level_factor * 3 * mib);
+    CHECK((items - 4096) * 1000 < memory_level_factor * 3 * mib);
+    // Nothing to size from.
+    CHECK(memory_level_items(0, 256, 4096) == 0);
+    CHECK(memory_level_items(32 * mib, 0, 4096) == 0);
+    CHECK(memory_level_items(32 * mib, 256, 0) == 0);
+}
