@@ -14,8 +14,11 @@ namespace clprobe {
 
 // `first` is A against B's first run, `repeats` A against each further run of B, all compared with
 // the same options. Every faster or slower verdict of `first` (metrics and the machine's shifts)
-// that a repeat does not give too, or does not measure, becomes within_noise, with the verdict it
-// had kept in `unconfirmed`; each repeat's ratio is kept beside it. Facts, figures only in one
+// that a repeat does not confirm becomes within_noise, with the verdict it had kept in
+// `unconfirmed`; each repeat's ratio is kept beside it. A repeat confirms a metric when it gives
+// the same verdict, and a shift of the machine also when its ratio moves the same way beyond the
+// band the first run's shift cleared (a shift's band is the run's own spread of checks); one that
+// does not measure the figure confirms nothing. Facts, figures only in one
 // report and disturbed figures are left as they are. Sets candidate_runs.
 void confirm_with_repeats(Comparison& first, const std::vector<Comparison>& repeats);
 

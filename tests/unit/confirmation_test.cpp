@@ -115,6 +115,38 @@ TEST_CASE("confirmation: one repeat of several that disagrees, or does not measu
     CHECK(*glm.unconfirmed == Verdict::slower);
 }
 
+TEST_CASE("confirmation: a repeat whose reference spread widely confirms a shift beyond the first run's band",
+          "[compare][confirmation]") {
+    const RunReport a = run(10, 200, 200);
+    // The repeat's reference checks spread 2x within the run, so its own shift band is 50% and its
+    // 0.75x reads within noise there; it still moved beyond the 5% band B's first run cleared.
+    RunReport spread = run(10, 200, 200);
+    spread.drift->checks.clear();
+    for (double g : {200.0, 100.0, 50.0, 40.0})
+        spread.drift->checks.push_back({1, "kernel.compute.fp32", g, 20});
+    const Comparison alone = compare_reports(a, spread);
+    REQUIRE(alone.machine);
+    REQUIRE(alone.machine->shifts[0].verdict == Verdict::within_noise);
+    REQUIRE(alone.machine->shifts[0].ratio == Approx(0.75).epsilon(0.01));
+    const Comparison c = confirmed(a, run(10, 200, 100), {spread});
+    CHECK(c.machine->shifts[0].verdict == Verdict::slower);
+    CHECK_FALSE(c.machine->shifts[0].unconfirmed);
+    // A repeat that moved the same way but less than that band does not confirm.
+    RunReport small = spread;
+    small.drift->checks[1].compute_gflops = 196;  // faster half 200 and 196: x0.98
+    const Comparison not_enough = confirmed(a, run(10, 200, 100), {small});
+    CHECK(not_enough.machine->shifts[0].verdict == Verdict::within_noise);
+    // A metric's repeat must give the verdict itself: samples spread 3x (within noise on their own)
+    // do not confirm, though their median reads 1.4x.
+    RunReport wide = run(10, 200, 200);
+    wide.results[0].measurements[0] = make_measurement("glm.gradient.time", "ms", {{"layout", "row"}},
+                                                       {7, 10, 14, 18, 21}, TimerKind::device_profiling, false);
+    REQUIRE(metric(compare_reports(a, wide), "glm.gradient.time").verdict == Verdict::within_noise);
+    const MetricComparison& glm = metric(confirmed(a, run(15, 200, 200), {wide}), "glm.gradient.time");
+    CHECK(glm.verdict == Verdict::within_noise);
+    CHECK(glm.repeat_ratios.size() == 1);
+}
+
 TEST_CASE("confirmation: facts stay as they are and figures within noise are not touched", "[compare][confirmation]") {
     const RunReport a = run(10, 200, 200, 2);
     const RunReport b = run(10, 200, 200, 1), b2 = run(20, 200, 200, 1);
