@@ -126,6 +126,14 @@ def scaled(doc, prefix, factor):
     return out
 
 
+def other_driver_report(d):
+    """This report as if run on another OpenCL driver: a repeat from it measures the drivers."""
+    other = real()
+    other["device"]["driver_version"] = "other-driver 1.0"
+    other["device"]["platform_name"] = "Another OpenCL"
+    return write(d, "other.json", json.dumps(other))
+
+
 def test_baseline_repeats_measure_the_movement_between_runs():
     d = temp_dir()
     # A's second run read its bandwidth figures 20% lower; B reads them 25% lower than A.
@@ -143,10 +151,7 @@ def test_baseline_repeats_measure_the_movement_between_runs():
     r = run("compare", REAL, b, "--baseline-repeat", repeat)
     expect(r.rc == 0 and "Between runs: 2 runs of A" in r.stdout, "text", r)
     # A repeat from another driver measures the drivers, not the noise: refused.
-    other = real()
-    other["device"]["driver_version"] = "other-driver 1.0"
-    other["device"]["platform_name"] = "Another OpenCL"
-    path = write(d, "other.json", json.dumps(other))
+    path = other_driver_report(d)
     r = run("compare", REAL, b, "--baseline-repeat", path)
     expect(r.rc == 2 and "--baseline-repeat" in r.stderr and len(r.stderr.strip().splitlines()) == 1, "other driver", r)
     r = run("compare", REAL, b, "--baseline-repeat", os.path.join(d, "nope.json"))
@@ -172,10 +177,7 @@ def test_candidate_repeats_call_only_what_every_run_of_b_shows():
     expect(any(m["metric"] == "kernel.bandwidth" and m["verdict"] == "slower" for m in c["metrics"]),
            "a slowdown both runs of B showed was not called", r)
     # A repeat of B from another driver, or a missing file: one line, exit 2.
-    other = real()
-    other["device"]["driver_version"] = "other-driver 1.0"
-    other["device"]["platform_name"] = "Another OpenCL"
-    path = write(d, "other.json", json.dumps(other))
+    path = other_driver_report(d)
     r = run("compare", REAL, b, "--candidate-repeat", path)
     expect(r.rc == 2 and "--candidate-repeat" in r.stderr and len(r.stderr.strip().splitlines()) == 1, "other", r)
     r = run("compare", REAL, b, "--candidate-repeat", os.path.join(d, "nope.json"))

@@ -7,17 +7,16 @@
 
 #include "compare/between_runs.hpp"
 #include "compare/comparison.hpp"
+#include "compare_test_support.hpp"
 #include "core/workloads.hpp"
 #include "json/comparison_json.hpp"
 #include "render/comparison_text.hpp"
 
 using namespace clprobe;
+using clprobe::test::metric;
+using clprobe::test::tight;
 
 namespace {
-
-std::vector<double> tight(double centre) {
-    return {centre * 0.99, centre * 0.995, centre, centre * 1.005, centre * 1.01};
-}
 
 // One timed GLM figure and one ceiling, each a tight sample set around its centre.
 RunReport run(double glm_ms, double peak_gflops) {
@@ -36,13 +35,6 @@ RunReport run(double glm_ms, double peak_gflops) {
         make_measurement("kernel.peak.fp32", "GFLOP/s", {}, tight(peak_gflops), TimerKind::device_profiling));
     r.results.push_back(std::move(peak));
     return r;
-}
-
-const MetricComparison& metric(const Comparison& c, const std::string& id) {
-    for (const auto& m : c.metrics)
-        if (m.metric == id) return m;
-    FAIL("no metric " << id);
-    return c.metrics.front();
 }
 
 }  // namespace

@@ -5,16 +5,15 @@
 
 #include "compare/comparison.hpp"
 #include "compare/confirmation.hpp"
+#include "compare_test_support.hpp"
 #include "json/comparison_json.hpp"
 #include "render/comparison_text.hpp"
 
 using namespace clprobe;
+using clprobe::test::metric;
+using clprobe::test::tight;
 
 namespace {
-
-std::vector<double> tight(double centre) {
-    return {centre * 0.99, centre * 0.995, centre, centre * 1.005, centre * 1.01};
-}
 
 MachineDrift reference_at(double gflops) {
     MachineDrift d;
@@ -43,13 +42,6 @@ RunReport run(double glm_ms, double peak_gflops, double reference_gflops, int un
     r.results.push_back(std::move(peak));
     r.drift = reference_at(reference_gflops);
     return r;
-}
-
-const MetricComparison& metric(const Comparison& c, const std::string& id) {
-    for (const auto& m : c.metrics)
-        if (m.metric == id) return m;
-    FAIL("no metric " << id);
-    return c.metrics.front();
 }
 
 Comparison confirmed(const RunReport& a, const RunReport& b, const std::vector<RunReport>& repeats) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "compare/comparison.hpp"
+#include "compare_test_support.hpp"
 #include "json/comparison_json.hpp"
 #include "json/report_json.hpp"
 #include "render/comparison_text.hpp"
@@ -13,6 +14,7 @@
 #include "rules/trust.hpp"
 
 using namespace clprobe;
+using clprobe::test::metric;
 
 namespace {
 
@@ -165,13 +167,6 @@ RunReport two_probes(std::vector<double> ceiling, std::vector<double> workload_m
     for (const auto& ph : more)
         r.drift->checks.push_back({t += 1, "attention.decode", ph.compute, ph.memory});
     return r;
-}
-
-const MetricComparison& metric(const Comparison& c, const std::string& id) {
-    for (const auto& m : c.metrics)
-        if (m.metric == id) return m;
-    FAIL("no " << id);
-    throw;
 }
 
 }  // namespace
