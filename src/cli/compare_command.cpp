@@ -31,19 +31,19 @@ struct CompareCliOptions {
     bool normalise = false;
 };
 
-// Further runs of one report's machine and build, loaded and analysed like it. A run on another
-// device or driver would measure that difference, not the noise: a usage error.
+// Further runs of one report's machine and build. Not analysed: only their measurements are
+// compared (the movement between A's runs, the verdicts that confirm B's), never their findings. A
+// run on another device or driver would measure that difference, not the noise: a usage error.
 std::vector<RunReport> load_repeats(const RunReport& of, const std::vector<std::string>& paths, const char* option,
                                     const char* side) {
     const auto device_name = [](const RunReport& x) { return x.device ? x.device->name : std::string("no device"); };
     std::vector<RunReport> out;
     for (const auto& path : paths) {
         out.push_back(load_report(path));
-        RunReport& r = out.back();
+        const RunReport& r = out.back();
         if (device_name(r) != device_name(of) || driver_change(of, r))
             throw UsageError(fmt::format("{} '{}' ran on {}, not on {}'s device {} with {}'s driver", option, path,
                                          device_name(r), side, device_name(of), side));
-        analyze(r);
     }
     return out;
 }
