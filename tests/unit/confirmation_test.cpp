@@ -134,7 +134,8 @@ TEST_CASE("confirmation: a repeat whose reference spread widely confirms a shift
     wide.results[0].measurements[0] = make_measurement("glm.gradient.time", "ms", {{"layout", "row"}},
                                                        {7, 10, 14, 18, 21}, TimerKind::device_profiling, false);
     REQUIRE(metric(compare_reports(a, wide), "glm.gradient.time").verdict == Verdict::within_noise);
-    const MetricComparison& glm = metric(confirmed(a, run(15, 200, 200), {wide}), "glm.gradient.time");
+    const Comparison by_wide = confirmed(a, run(15, 200, 200), {wide});
+    const MetricComparison& glm = metric(by_wide, "glm.gradient.time");
     CHECK(glm.verdict == Verdict::within_noise);
     CHECK(glm.repeat_ratios.size() == 1);
 }
