@@ -505,6 +505,28 @@ std::vector<const MetricComparison*> Comparison::headline_regressions() const {
     return out;
 }
 
+namespace {
+
+// True when every label of `inner` is in `outer` with the same value.
+bool labels_within(const Labels& inner, const Labels& outer) {
+    return std::all_of(inner.begin(), inner.end(), [&](const auto& kv) {
+        const auto it = outer.find(kv.first);
+        return it != outer.end() && it->second == kv.second;
+    });
+}
+
+// Label sets that name the same variant more finely count once: glm.pipeline's step_time{variant}
+// and its stage_time{stage,variant} are one variant measured whole and by stage, and counting them
+// as two let one slower variant pass as a family regression.
+std::size_t distinct_variants(const std::set<Labels>& sets) {
+    return static_cast<std::size_t>(std::count_if(sets.begin(), sets.end(), [&](const Labels& s) {
+        return std::none_of(sets.begin(), sets.end(),
+                            [&](const Labels& o) { return o.size() < s.size() && labels_within(o, s); });
+    }));
+}
+
+}  // namespace
+
 std::vector<FamilyRegression> Comparison::family_regressions() const {
     std::vector<FamilyRegression> out;
     if (baseline_runs < 2) return out;
@@ -524,9 +546,11 @@ std::vector<FamilyRegression> Comparison::family_regressions() const {
         f.slower.insert(m.labels);
         f.slower_figures.push_back(&m);
     }
-    for (auto& [family, f] : families)
-        if (f.slower.size() >= family_regression_variants && f.faster.empty())
-            out.push_back({family, f.slower.size(), std::move(f.slower_figures)});
+    for (auto& [family, f] : families) {
+        const std::size_t variants = distinct_variants(f.slower);
+        if (variants >= family_regression_variants && f.faster.empty())
+            out.push_back({family, variants, std::move(f.slower_figures)});
+    }
     return out;
 }
 

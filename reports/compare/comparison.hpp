@@ -149,7 +149,8 @@ struct CompareOptions {
 };
 
 // A workload whose variants moved together: at least family_regression_variants of its variants
-// (label sets of one family: the metric id's first two parts, e.g. glm.gradient) called slower and
+// (label sets of one family: the metric id's first two parts, e.g. glm.gradient; a set holding
+// another slower one, such as a stage of a slower step, is the same variant) called slower and
 // none faster. Judged only against the movement measured between runs of A (--baseline-repeat):
 // one figure past its band is what a same-machine run shows now and then (1-2% of figures), two
 // variants of one workload slower together and none faster was never seen in 18 same-machine
@@ -160,7 +161,7 @@ struct CompareOptions {
 inline constexpr std::size_t family_regression_variants = 2;
 struct FamilyRegression {
     std::string family;
-    std::size_t variants = 0;                     // slower label sets
+    std::size_t variants = 0;                     // slower label sets, one per variant
     std::vector<const MetricComparison*> slower;  // every slower figure of them
 };
 
