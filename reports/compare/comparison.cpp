@@ -515,13 +515,16 @@ bool labels_within(const Labels& inner, const Labels& outer) {
     });
 }
 
-// Label sets that name the same variant more finely count once: glm.pipeline's step_time{variant}
-// and its stage_time{stage,variant} are one variant measured whole and by stage, and counting them
-// as two let one slower variant pass as a family regression.
+// Variants among a family's slower label sets. A set that names a slower variant more finely counts
+// with it: glm.pipeline's step_time{variant} and its stage_time{stage,variant} are one variant
+// measured whole and by stage, and counting them as two let one slower variant pass as a family
+// regression. The empty set is the family's headline (its best variant, e.g. glm.gradient.best),
+// judged as a headline: it is no variant of its own and does not swallow the others.
 std::size_t distinct_variants(const std::set<Labels>& sets) {
     return static_cast<std::size_t>(std::count_if(sets.begin(), sets.end(), [&](const Labels& s) {
-        return std::none_of(sets.begin(), sets.end(),
-                            [&](const Labels& o) { return o.size() < s.size() && labels_within(o, s); });
+        return !s.empty() && std::none_of(sets.begin(), sets.end(), [&](const Labels& o) {
+            return !o.empty() && o.size() < s.size() && labels_within(o, s);
+        });
     }));
 }
 
