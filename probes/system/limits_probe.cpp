@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "cl/cl_error.hpp"
 #include "cl/command_timing.hpp"
@@ -19,6 +20,7 @@
 #include "system/affinity.hpp"
 #include "system/cgroup_limits.hpp"
 #include "system/cpu_list.hpp"
+#include "system/host_fma_threads.hpp"
 #include "system/system_support.hpp"
 
 namespace clprobe {
@@ -61,68 +63,182 @@ double start_value(std::uint64_t item, int chain) {
     return static_cast<double>((item * 8 + static_cast<std::uint64_t>(chain)) & 1023) / 1024.0;
 }
 
-// How many work-groups the CPU device runs at once, measured: one work-group of the fp32 FMA
-// kernel (fma_v16_c8, compute-bound, every item's work depends on its id) against `groups` of
-// them, each group the same work. On `groups` worker threads both take the same time; on one
-// thread the many take `groups` times as long. Each sample is groups x t(1) / t(groups) of one
-// adjacent pair, so a burst of interference lowers one sample, not all of them.
-Measurement measure_parallelism(DeviceSession& s, std::size_t groups, double target_seconds, int samples) {
-    cl::CommandQueue& q = s.queue();
-    const DeviceInfo& info = s.info();
-    const cl::Program& program = s.kernels().program("peak/compute.cl", "-D REAL=float").program;
-    cl::Kernel k(program, "fma_v16_c8");
-    const std::size_t local = std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, info.max_work_group_size));
-    cl::Buffer result = make_buffer(s.context(), CL_MEM_WRITE_ONLY, groups * local * 16 * sizeof(cl_float));
-    k.setArg(0, result);
-    k.setArg(1, static_cast<cl_float>(coef_b));
-    k.setArg(2, static_cast<cl_float>(coef_c));
-    const auto run = [&](std::size_t n_groups, cl_uint trips) {
-        k.setArg(3, trips);
+// The loop trips after which one work-group (or one host thread) lasts about `target_seconds`:
+// doubling from 256, so the launch overhead is dwarfed.
+template <class OneGroupSeconds>
+cl_uint calibrated_trips(OneGroupSeconds one_group_seconds, double target_seconds) {
+    cl_uint trips = 256;
+    one_group_seconds(trips);  // warm-up: the first run pays for compilation and page faults
+    for (double t = one_group_seconds(trips); t < target_seconds && trips < (1u << 30); t = one_group_seconds(trips))
+        trips = static_cast<cl_uint>(
+            std::min<double>(1u << 30, trips * std::clamp(target_seconds / std::max(t, 1e-6), 2.0, 16.0)));
+    return trips;
+}
+
+// fma_v16_c8 on the device, one work-group per compute unit wanted: seconds per launch, and the
+// last launch's output checked against the closed form.
+class DeviceFma {
+  public:
+    DeviceFma(DeviceSession& s, std::size_t groups)
+        : s_(s),
+          local_(std::min<std::uint64_t>(64, std::max<std::uint64_t>(1, s.info().max_work_group_size))),
+          groups_(groups),
+          kernel_(s.kernels().program("peak/compute.cl", "-D REAL=float").program, "fma_v16_c8"),
+          result_(make_buffer(s.context(), CL_MEM_WRITE_ONLY, groups * local_ * 16 * sizeof(cl_float))) {
+        kernel_.setArg(0, result_);
+        kernel_.setArg(1, static_cast<cl_float>(coef_b));
+        kernel_.setArg(2, static_cast<cl_float>(coef_c));
+    }
+    TimedBatch run(std::size_t n_groups, cl_uint trips) {
+        kernel_.setArg(3, trips);
+        cl::CommandQueue& q = s_.queue();
         return time_commands(
-            q, s.profiling(), 1,
+            q, s_.profiling(), 1,
             [&] {
                 cl::Event e;
-                q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(n_groups * local), cl::NDRange(local), nullptr,
-                                       &e);
+                q.enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(n_groups * local_), cl::NDRange(local_),
+                                       nullptr, &e);
                 return e;
             },
             "fma_v16_c8 parallelism");
-    };
-    // One group long enough to dwarf a launch: double the trips until it lasts target_seconds.
-    cl_uint trips = 256;
-    run(1, trips);  // warm-up: the first launch pays for compilation and page faults
-    for (double t = run(1, trips).seconds; t < target_seconds && trips < (1u << 30); t = run(1, trips).seconds)
-        trips = static_cast<cl_uint>(
-            std::min<double>(1u << 30, trips * std::clamp(target_seconds / std::max(t, 1e-6), 2.0, 16.0)));
-    run(groups, trips);  // warm-up of the wide launch
-    std::vector<double> ratios;
+    }
+    // The last wide launch's output: 16 items across every group, every lane.
+    void check(cl_uint trips) {
+        std::vector<cl_float> out(groups_ * local_ * 16);
+        s_.queue().enqueueReadBuffer(result_, CL_TRUE, 0, out.size() * sizeof(cl_float), out.data());
+        for (std::size_t check = 0; check < 16; ++check) {
+            const std::size_t item = check * (groups_ * local_ - 1) / 15;
+            double expected = 0;
+            for (int j = 0; j < 8; ++j)
+                expected += chain_value(start_value(item, j), trips);
+            for (std::size_t lane = 0; lane < 16; ++lane)
+                if (!(std::fabs(out[item * 16 + lane] - expected) <= 1e-5 * std::fabs(expected)))
+                    throw VerificationError(fmt::format("fma_v16_c8 (parallelism): item {} lane {} is {} (expected {})",
+                                                        item, lane, out[item * 16 + lane], expected));
+        }
+    }
+    std::size_t local() const { return local_; }
+
+  private:
+    DeviceSession& s_;
+    std::size_t local_, groups_;
+    cl::Kernel kernel_;
+    cl::Buffer result_;
+};
+
+// The same recurrence on host threads: thread t's chains start where work-item t's do.
+class HostFma {
+  public:
+    double run(std::size_t threads, cl_uint trips) {
+        std::vector<float> starts(threads * host_fma_chains);
+        for (std::size_t t = 0; t < threads; ++t)
+            for (std::size_t j = 0; j < host_fma_chains; ++j)
+                starts[t * host_fma_chains + j] = static_cast<float>(start_value(t, static_cast<int>(j)));
+        threads_ = threads;
+        return run_host_fma(starts, trips, static_cast<float>(coef_b), static_cast<float>(coef_c), lanes_);
+    }
+    void check(cl_uint trips) const {
+        for (std::size_t t = 0; t < threads_; ++t)
+            for (std::size_t j = 0; j < host_fma_chains; ++j) {
+                const double expected = chain_value(start_value(t, static_cast<int>(j)), trips);
+                for (std::size_t l = 0; l < host_fma_lanes; ++l) {
+                    const float got = lanes_[(t * host_fma_chains + j) * host_fma_lanes + l];
+                    if (!(std::fabs(got - expected) <= 1e-5 * std::fabs(expected)))
+                        throw VerificationError(fmt::format(
+                            "host FMA threads (parallelism): thread {} chain {} lane {} is {} (expected {})", t, j, l,
+                            got, expected));
+                }
+            }
+    }
+
+  private:
+    std::size_t threads_ = 0;
+    std::vector<float> lanes_;
+};
+
+// Where the sampling stops early: the device's best within this factor of the host threads' best
+// (reports/rules/system_rules.cpp's cpu_device_underused uses the same margin).
+constexpr double settled_margin = 1.25;
+
+// The single and wide run times of one side (device or host). Interference only lengthens a run:
+// each sample is groups x the shortest single run / one wide run, so a slow single run raises no
+// sample and a slow wide run lowers only its own; the best sample is the ratio of the shortest
+// runs (a per-pair ratio let one slowed single run pass for 1.6 groups at once where 1 ran).
+class RunPairs {
+  public:
+    void add(double one, double many) {
+        if (one <= 0 || many <= 0) return;
+        one_.push_back(one);
+        many_.push_back(many);
+    }
+    std::vector<double> samples(std::size_t groups) const {
+        std::vector<double> out;
+        for (double many : many_)
+            out.push_back(static_cast<double>(groups) * shortest_one() / many);
+        return out;
+    }
+    double best(std::size_t groups) const {
+        return many_.empty() ? 0.0 : static_cast<double>(groups) * shortest_one() / *std::ranges::min_element(many_);
+    }
+    bool empty() const { return many_.empty(); }
+
+  private:
+    double shortest_one() const { return *std::ranges::min_element(one_); }
+    std::vector<double> one_, many_;
+};
+
+// How many work-groups the CPU device runs at once, and how many host threads of the same work run
+// at once on the same CPUs, measured in turns. One work-group of the fp32 FMA kernel (fma_v16_c8,
+// compute-bound, every item's work depends on its id) against `groups` of them, each group the same
+// work: on `groups` worker threads both take the same time; on one thread the many take `groups`
+// times as long (samples: RunPairs). Each device pair is followed by a host pair, so the host's
+// figure says what the CPUs gave a moment later. After `samples` pairs, sampling goes on (up to
+// three times as many) while the device's best trails the host's, or the host's trails `groups`:
+// a shortfall is only the driver's when the device never caught up while the host's threads did.
+std::vector<Measurement> measure_parallelism(DeviceSession& s, std::size_t groups, double target_seconds, int samples) {
+    DeviceFma device(s, groups);
+    HostFma host;
+    const cl_uint trips = calibrated_trips([&](cl_uint n) { return device.run(1, n).seconds; }, target_seconds);
+    const cl_uint host_trips = calibrated_trips([&](cl_uint n) { return host.run(1, n); }, target_seconds);
+    device.run(groups, trips);  // warm-up of the wide launch
+    RunPairs on_device, on_host;
     TimerKind timer = TimerKind::host_steady_clock;
-    for (int i = 0; i < samples; ++i) {
-        const TimedBatch one = run(1, trips), many = run(groups, trips);
+    for (int i = 0; i < 3 * samples; ++i) {
+        const TimedBatch one = device.run(1, trips), many = device.run(groups, trips);
         timer = many.timer;
-        if (one.seconds > 0 && many.seconds > 0)
-            ratios.push_back(static_cast<double>(groups) * one.seconds / many.seconds);
+        on_device.add(one.seconds, many.seconds);
+        const double host_one = host.run(1, host_trips);
+        on_host.add(host_one, host.run(groups, host_trips));
+        // Done once the device keeps up with the host's threads, and the host's threads have shown
+        // most of what the CPUs give (while they have not, a passing interference may be hiding it).
+        const double host_best = on_host.best(groups);
+        if (i + 1 >= samples && on_device.best(groups) * settled_margin >= host_best &&
+            host_best * settled_margin >= static_cast<double>(groups))
+            break;
     }
-    if (ratios.empty()) throw ProbeUnsupported("the parallelism kernel reported no time");
-    // The last wide launch's output: every group's items, checked against the closed form.
-    std::vector<cl_float> out(groups * local * 16);
-    q.enqueueReadBuffer(result, CL_TRUE, 0, out.size() * sizeof(cl_float), out.data());
-    for (std::size_t check = 0; check < 16; ++check) {
-        const std::size_t item = check * (groups * local - 1) / 15;
-        double expected = 0;
-        for (int j = 0; j < 8; ++j)
-            expected += chain_value(start_value(item, j), trips);
-        for (std::size_t lane = 0; lane < 16; ++lane)
-            if (!(std::fabs(out[item * 16 + lane] - expected) <= 1e-5 * std::fabs(expected)))
-                throw VerificationError(fmt::format("fma_v16_c8 (parallelism): item {} lane {} is {} (expected {})",
-                                                    item, lane, out[item * 16 + lane], expected));
-    }
-    Measurement m = make_measurement("system.opencl_cpu.parallelism", "work-groups", {}, ratios, timer);
+    if (on_device.empty()) throw ProbeUnsupported("the parallelism kernel reported no time");
+    device.check(trips);
+    host.check(host_trips);
+    std::vector<Measurement> out;
+    Measurement m =
+        make_measurement("system.opencl_cpu.parallelism", "work-groups", {}, on_device.samples(groups), timer);
     m.note = fmt::format(
-        "{0} x t(1 work-group) / t({0} work-groups) of fma_v16_c8 ({1} items per group, {2} loop trips, {3:.0f} ms "
+        "{0} x the shortest t(1 work-group) / t({0} work-groups) of fma_v16_c8 ({1} items per group, {2} loop trips, "
+        "{3:.0f} ms "
         "per group): how many work-groups the device ran at once, at most {0}",
-        groups, local, trips, 1e3 * target_seconds);
-    return m;
+        groups, device.local(), trips, 1e3 * target_seconds);
+    out.push_back(std::move(m));
+    if (!on_host.empty()) {
+        Measurement h = make_measurement("system.host_threads.parallelism", "threads", {}, on_host.samples(groups),
+                                         TimerKind::host_steady_clock);
+        h.note = fmt::format(
+            "{0} x the shortest t(1 thread) / t({0} threads) of fma_v16_c8's recurrence on host threads ({1} loop "
+            "trips, {2:.0f} "
+            "ms per thread), each pair right after the device's: how many threads the CPUs ran at once, at most {0}",
+            groups, host_trips, 1e3 * target_seconds);
+        out.push_back(std::move(h));
+    }
+    return out;
 }
 
 std::optional<CgroupPlaceFacts> place(const std::optional<CgroupLocation>& where) {
@@ -212,7 +328,8 @@ class LimitsProbe final : public Probe {
         }
         const bool quick = ctx.options.mode == RunMode::quick;
         try {
-            out.measurements.push_back(measure_parallelism(*ctx.device, groups, quick ? 0.01 : 0.02, quick ? 5 : 7));
+            for (auto& m : measure_parallelism(*ctx.device, groups, quick ? 0.01 : 0.02, quick ? 5 : 7))
+                out.measurements.push_back(std::move(m));
         } catch (const VerificationError&) {
             throw;
         } catch (const std::exception& e) {

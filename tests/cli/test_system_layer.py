@@ -1,6 +1,7 @@
 """clprobe diagnose --layers system end to end: on this machine every system probe ends ok and
 no warning comes from the layer unless the machine really was busy; a CPU hog (stress-ng) is
-named; a taskset mask and a PoCL thread cap are reported with their knobs. Each run is bounded
+named; a taskset mask and a PoCL thread cap are reported with their knobs, and so is Intel's
+worker cap on the second driver. Each run is bounded
 in time; the whole file takes well under a minute."""
 import json
 import os
@@ -84,6 +85,8 @@ def test_healthy_machine_has_no_system_warnings():
                    "system.activity.steal", "system.memory.available", "system.load.average"):
         expect(metric in metrics, f"{metric} missing")
     expect(metrics["host.memory.bandwidth"]["summary"]["median"] > 0, "host.memory.bandwidth not positive")
+    if "system.opencl_cpu.parallelism" in metrics:  # a CPU device on 2 or more CPUs
+        expect("system.host_threads.parallelism" in metrics, "the device's parallelism has no host reference")
 
     # What an independent look says the machine was like (half the rules' thresholds: near a
     # threshold the two views may disagree, and then either answer is right).
@@ -178,6 +181,37 @@ def test_pocl_thread_cap_is_reported():
     expect(found[0]["kind"] == "note" and found[0]["factor"] > 1, f"not a note with a factor: {found[0]}")
 
 
+def test_intel_worker_cap_is_found():
+    """Intel's CPU runtime with CL_CONFIG_CPU_TBB_NUM_WORKERS=1 still reports 2 compute units but runs
+    one work-group at a time: only the measured parallelism, set beside the host's own threads of the
+    same work, can tell. Runs on the second driver (CLPROBE_SECOND_DRIVER_VENDORS) when it is there."""
+    vendors = os.environ.get("CLPROBE_SECOND_DRIVER_VENDORS", "")
+    if not vendors:
+        print(f"skip: no second driver ({os.environ.get('CLPROBE_SECOND_DRIVER_SKIP', 'not configured')})")
+        return
+    if len(os.sched_getaffinity(0)) < 2:
+        print("skip: needs at least 2 CPUs for one worker to leave some unused")
+        return
+    doc = diagnose_system(env={"OCL_ICD_VENDORS": vendors, "CL_CONFIG_CPU_TBB_NUM_WORKERS": "1"})
+    expect("Intel" in doc["device"]["platform_name"], f"not Intel's runtime: {doc['device']['platform_name']}")
+    metrics = {m["metric"]: m for p in doc["results"] for m in p["measurements"]}
+    for metric in ("system.opencl_cpu.parallelism", "system.host_threads.parallelism"):
+        expect(metric in metrics, f"{metric} missing")
+    # One worker runs one group at a time (about 1.0). Only where the host's own threads showed that
+    # the CPUs ran well more than one at once can the shortfall be the driver's; under heavy steal
+    # (36% once on this VM) they ran 1.0 too, and then the rule is right to stay silent.
+    host_best = max(metrics["system.host_threads.parallelism"]["samples"])
+    if host_best < 1.6:
+        print(f"inconclusive: the host's own threads ran at most {host_best:.2f} at once during the run")
+        return
+    found = findings(doc, "system.cpu_device_underused")
+    expect(found, f"no system.cpu_device_underused with CL_CONFIG_CPU_TBB_NUM_WORKERS=1 (device "
+                  f"{metrics['system.opencl_cpu.parallelism']['samples']}, host threads "
+                  f"{metrics['system.host_threads.parallelism']['samples']})")
+    expect("CL_CONFIG_CPU_TBB_NUM_WORKERS=1 is set" in found[0]["suggestion"],
+           f"the setting is not named: {found[0]['suggestion']}")
+
+
 if __name__ == "__main__":
     main([test_healthy_machine_has_no_system_warnings, test_cpu_hog_is_named, test_taskset_mask_is_reported,
-          test_pocl_thread_cap_is_reported])
+          test_pocl_thread_cap_is_reported, test_intel_worker_cap_is_found])

@@ -405,6 +405,60 @@ TEST_CASE("rule cpu_device_underused: measured parallelism near the usable CPUs 
     check_silent(analyzed(noisy, system_rules(), "system.cpu_device_underused"));
 }
 
+namespace {
+// The host's own threads of the same work, measured in turns with the device (system.limits).
+Measurement host_threads(std::vector<double> samples) {
+    return make_measurement("system.host_threads.parallelism", "threads", {}, std::move(samples),
+                            TimerKind::host_steady_clock);
+}
+}  // namespace
+
+TEST_CASE("rule cpu_device_underused: a shortfall the host's own threads shared is the machine's, not the driver's",
+          "[rules][system]") {
+    // CI's red run: PoCL with 2 CUs on 2 vCPUs ran 1.0 work-groups at once while the hypervisor gave
+    // the process one CPU's worth; its own threads, a moment later, ran 1.0 too.
+    RunReport r = report_with_device("cpu", 2);
+    add_cpus(r, 2, 2);
+    add(r, "system.limits", parallelism({1.0, 1.01, 0.99, 1.0, 1.0}));
+    add(r, "system.limits", host_threads({1.02, 1.05, 1.0, 1.2, 1.1}));
+    check_silent(analyzed(r, system_rules(), "system.cpu_device_underused"));
+    // The device within 1.25x of what the host's threads reached is silent as well.
+    RunReport near = report_with_device("cpu", 2);
+    add_cpus(near, 2, 2);
+    add(near, "system.limits", parallelism({1.4, 1.5, 1.3}));
+    add(near, "system.limits", host_threads({1.6, 1.8, 1.7}));
+    check_silent(analyzed(near, system_rules(), "system.cpu_device_underused"));
+}
+
+TEST_CASE("rule cpu_device_underused: the host's threads ran 1.95 at once where the device ran 1.0",
+          "[rules][system]") {
+    RunReport r = report_with_device("cpu", 2, "Intel(R) OpenCL");
+    add_cpus(r, 2, 2);
+    add(r, "system.limits", parallelism({0.98, 1.0, 0.99}));
+    add(r, "system.limits", host_threads({1.2, 1.95, 1.5}));
+    const Finding& f =
+        single_finding(analyzed(r, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
+    REQUIRE(f.estimated_gain);
+    CHECK(*f.estimated_gain == Approx(1.0 - 1.0 / 1.95));  // against what the host's threads ran
+    CHECK(f.severity == Severity::medium);
+    CHECK_THAT(f.title, Contains("1.0 work-groups at once"));
+    CHECK_THAT(f.title, Contains("the host's own threads of the same work ran 1.9 at once"));
+    REQUIRE(f.evidence.size() >= 2);
+    CHECK(f.evidence[0].metric == "system.opencl_cpu.parallelism");
+    CHECK_THAT(f.evidence[0].expectation, Contains("as many as the host's own threads ran"));
+    CHECK(f.evidence[1].metric == "system.host_threads.parallelism");
+    // Host threads beyond the usable CPUs do not raise the bar above one group per CPU.
+    RunReport over = report_with_device("cpu", 2, "Intel(R) OpenCL");
+    add_cpus(over, 2, 2);
+    add(over, "system.limits", parallelism({1.0, 1.0, 1.0}));
+    add(over, "system.limits", host_threads({2.1, 2.0, 1.9}));
+    const Finding& g =
+        single_finding(analyzed(over, system_rules(), "system.cpu_device_underused"), "system.cpu_device_underused");
+    REQUIRE(g.estimated_gain);
+    CHECK(*g.estimated_gain == Approx(0.5));
+    CHECK_THAT(g.evidence[0].expectation, Contains("one work-group per usable CPU"));
+}
+
 TEST_CASE("rule cpu_device_underused: SMT siblings count as one core for the measured parallelism", "[rules][system]") {
     // 8 logical CPUs on 4 cores: a compute-bound kernel running 4.2 groups at once uses every core.
     RunReport r = report_with_device("cpu", 8);
