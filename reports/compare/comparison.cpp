@@ -507,14 +507,6 @@ std::vector<const MetricComparison*> Comparison::headline_regressions() const {
 
 namespace {
 
-// True when every label of `inner` is in `outer` with the same value.
-bool labels_within(const Labels& inner, const Labels& outer) {
-    return std::all_of(inner.begin(), inner.end(), [&](const auto& kv) {
-        const auto it = outer.find(kv.first);
-        return it != outer.end() && it->second == kv.second;
-    });
-}
-
 // Variants among a family's slower label sets. A set that names a slower variant more finely counts
 // with it: glm.pipeline's step_time{variant} and its stage_time{stage,variant} are one variant
 // measured whole and by stage, and counting them as two let one slower variant pass as a family
@@ -523,7 +515,7 @@ bool labels_within(const Labels& inner, const Labels& outer) {
 std::size_t distinct_variants(const std::set<Labels>& sets) {
     return static_cast<std::size_t>(std::count_if(sets.begin(), sets.end(), [&](const Labels& s) {
         return !s.empty() && std::none_of(sets.begin(), sets.end(), [&](const Labels& o) {
-            return !o.empty() && o.size() < s.size() && labels_within(o, s);
+            return !o.empty() && o.size() < s.size() && labels_contain(s, o);
         });
     }));
 }

@@ -25,6 +25,8 @@ constexpr std::pair<TimerKind, std::string_view> timer_names[] = {{TimerKind::de
 constexpr std::pair<Severity, std::string_view> severity_names[] = {
     {Severity::info, "info"}, {Severity::low, "low"}, {Severity::medium, "medium"}, {Severity::high, "high"}};
 
+}  // namespace
+
 bool labels_contain(const Labels& have, const Labels& want) {
     for (const auto& [k, v] : want) {
         auto it = have.find(k);
@@ -32,7 +34,6 @@ bool labels_contain(const Labels& have, const Labels& want) {
     }
     return true;
 }
-}  // namespace
 
 std::string_view to_string(ProbeStatus s) {
     return enum_name(s, status_names);

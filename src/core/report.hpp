@@ -164,6 +164,9 @@ struct RunReport {
 Measurement make_measurement(std::string metric, std::string unit, Labels labels, std::vector<double> samples,
                              TimerKind timer, bool higher_is_better = true);
 
+// True when `have` holds every label of `want` with the same value (the empty set is in every set).
+bool labels_contain(const Labels& have, const Labels& want);
+
 // Lookups used by rules and renderers: the first measurement with this metric whose labels
 // contain every pair in `labels`.
 const Measurement* find_measurement(const RunReport& report, std::string_view metric, const Labels& labels = {});
