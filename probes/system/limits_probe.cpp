@@ -156,10 +156,6 @@ class HostFma {
     std::vector<float> lanes_;
 };
 
-// Where the sampling stops early: the device's best within this factor of the host threads' best
-// (reports/rules/system_rules.cpp's cpu_device_underused uses the same margin).
-constexpr double settled_margin = 1.25;
-
 // The single and wide run times of one side (device or host). Interference only lengthens a run:
 // each sample is groups x the shortest single run / one wide run, so a slow single run raises no
 // sample and a slow wide run lowers only its own; the best sample is the ratio of the shortest
@@ -212,8 +208,8 @@ std::vector<Measurement> measure_parallelism(DeviceSession& s, std::size_t group
         // Done once the device keeps up with the host's threads, and the host's threads have shown
         // most of what the CPUs give (while they have not, a passing interference may be hiding it).
         const double host_best = on_host.best(groups);
-        if (i + 1 >= samples && on_device.best(groups) * settled_margin >= host_best &&
-            host_best * settled_margin >= static_cast<double>(groups))
+        if (i + 1 >= samples && on_device.best(groups) * parallelism_margin >= host_best &&
+            host_best * parallelism_margin >= static_cast<double>(groups))
             break;
     }
     if (on_device.empty()) throw ProbeUnsupported("the parallelism kernel reported no time");

@@ -35,10 +35,6 @@ constexpr double steal_percent = 5.0;
 constexpr double steal_high_percent = 20.0;
 // A CPU device using half the usable CPUs or fewer loses half the throughput or more.
 constexpr double underused_high_gain = 0.5;
-// A CPU device measured to run fewer work-groups at once than it could by more than a quarter
-// (4 of 5 usable cores and less) runs on fewer threads than it reports: the scaling of a
-// compute-bound kernel over cores stays well above that, even with a busy neighbour now and then.
-constexpr double parallel_ratio = 1.25;
 // Activity windows shorter than this hold few samples: confidence grows with the window.
 constexpr double confident_window_seconds = 2.0;
 
@@ -349,7 +345,7 @@ RuleOutcome cpu_device_underused(const RunReport& r, const RuleSpec& rule) {
     // environment to blame, the shortfall is not the driver's. (A loaded CI machine measured 1.1.)
     const auto* others = find_measurement(r, "system.activity.others_cpu");
     const bool contended = others && others->summary.median >= contention_percent;
-    const bool by_threads = parallel && ran > 0 && ran * parallel_ratio < reachable &&
+    const bool by_threads = parallel && ran > 0 && ran * parallelism_margin < reachable &&
                             !(contended && limits.opencl_cpu_environment.empty());
     if (!by_units && !by_threads) return RuleOutcome::none();
 
@@ -568,7 +564,7 @@ std::vector<Rule> system_rules() {
             "system.opencl_cpu.parallelism, system.host_threads.parallelism and system.cpus.allowed_cores, when "
             "measured"}},
           {{"high severity from gain", underused_high_gain},
-           {"reachable over measured work-groups at once", parallel_ratio}}},
+           {"reachable over measured work-groups at once", parallelism_margin}}},
          cpu_device_underused},
         {{"system.cpu_governor",
           layer,

@@ -86,6 +86,12 @@ struct CpuDeviceShareFacts {
     std::string comparison;  // in words
 };
 
+// A CPU device measured to run fewer work-groups at once than it could by more than this factor
+// (4 of 5 usable cores and less) runs on fewer threads than it reports: the scaling of a
+// compute-bound kernel over cores stays well above that, even with a busy neighbour now and then.
+// system.cpu_device_underused judges by it, and system.limits samples until its figures clear it.
+inline constexpr double parallelism_margin = 1.25;
+
 struct LimitsFacts {
     std::string online_cpus, allowed_cpus;  // CPU lists ("0-15,32-47")
     std::string cpuset_cpus, cpuset_file;   // the cgroup's effective cpuset and the file imposing it; "" unknown
