@@ -26,13 +26,18 @@ packages=(
     libhwloc-dev libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev
     libopenmpi-dev openmpi-bin
     help2man dpkg-dev
+    # `trace --work`: Oclgrind simulates a captured launch and clprobe's plugin counts its work;
+    # the plugin builds against Oclgrind's headers and those of the LLVM Oclgrind links (14 on Debian 12).
+    oclgrind liboclgrind-dev llvm-14-dev
 )
-# What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks),
+# What the tests need besides: Catch2 v2, python3 with jsonschema (CLI tests), Oclgrind (kernel checks, also above),
 # stress-ng (a CPU hog the system layer must name), google-benchmark's compare.py with the scipy and
 # numpy it imports (it compares two `report --format gbench` exports), slurm-wlm
 # (tests/cli/test_slurm.py starts a one-node Slurm of its own for `srun clprobe diagnose`; the test
 # skips without it).
 test_packages=(catch2 python3 python3-jsonschema oclgrind stress-ng slurm-wlm)
+# A real OpenCL program the trace tests count the work of (tests/cli/test_trace_work.py).
+test_packages+=(python3-pyopencl)
 # ccache: the suite's builds reuse earlier clones' compiles on this machine (.ci/ccache.sh).
 test_packages+=(ccache)
 test_packages+=(libbenchmark-tools python3-scipy python3-numpy)

@@ -7,12 +7,21 @@ include(GNUInstallDirs)
 # computed here, so an install under any prefix or libdir (lib, lib64, lib/x86_64-linux-gnu) works.
 file(RELATIVE_PATH CLPROBE_INSTALLED_LAYER_DIR ${CMAKE_INSTALL_FULL_BINDIR}
      ${CMAKE_INSTALL_FULL_LIBDIR}/clprobe)
-set_property(SOURCE src/cli/trace_command.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+set_property(SOURCE src/cli/trace_command.cpp src/cli/trace_command_work.cpp APPEND PROPERTY COMPILE_DEFINITIONS
              CLPROBE_INSTALLED_LAYER_DIR="${CLPROBE_INSTALLED_LAYER_DIR}")
+# Oclgrind's ICD library as found at configure time: where `trace --work` looks for it first.
+find_library(CLPROBE_OCLGRIND_ICD_LIBRARY oclgrind-rt-icd PATHS /usr/lib/oclgrind /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/oclgrind)
+if(CLPROBE_OCLGRIND_ICD_LIBRARY)
+  set_property(SOURCE src/cli/trace_command_work.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+               CLPROBE_OCLGRIND_ICD_PATH="${CLPROBE_OCLGRIND_ICD_LIBRARY}")
+endif()
 
 install(TARGETS clprobe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET clprobe_trace_layer)
   install(TARGETS clprobe_trace_layer LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/clprobe)
+endif()
+if(TARGET clprobe_work_counter)
+  install(TARGETS clprobe_work_counter LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/clprobe)
 endif()
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 file(GLOB clprobe_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md ${PROJECT_SOURCE_DIR}/docs/*.schema.json)

@@ -48,7 +48,8 @@ std::vector<ProgramNeed> programs_needed(const std::vector<std::string>& probe_i
         if (id == "kernel.launch") out.push_back({"peak/launch.cl", ""});
         if (id == "kernel.bandwidth") out.push_back({"peak/bandwidth.cl", ""});
         if (id == "kernel.memory_levels") out.push_back({"peak/memory_levels.cl", ""});
-        if (starts_with(id, "kernel.compute.")) {
+        if (id == "kernel.compute.int32") out.push_back({"peak/int32.cl", ""});
+        if (starts_with(id, "kernel.compute.") && id != "kernel.compute.int32") {
             const std::string precision = id.substr(std::string("kernel.compute.").size());
             if ((precision == "fp64" && !device.fp64) || (precision == "fp16" && !device.fp16)) continue;
             out.push_back({"peak/compute.cl", compute_options(precision)});

@@ -378,7 +378,7 @@ struct ExplanationRule {
 const std::vector<ExplanationRule>& explanation_rules() {
     static const std::vector<ExplanationRule> rules = {
         {{"device.compute_units", "device.max_clock_mhz", "system.cpus.allowed", "system.cpu.quota"},
-         {"kernel.compute", "kernel.peak.fp", "glm.", "attention.prefill"},
+         {"kernel.compute", "kernel.peak.fp", "kernel.peak.int", "glm.", "attention.prefill"},
          "compute-bound"},
         {{"topology.device.link_bandwidth", "topology.device.numa_node"}, {"transfer."}, "transfer"},
         {{"host.memory.bandwidth", "topology.numa_nodes"},

@@ -90,6 +90,7 @@ json finding_to_json(const Finding& f) {
                 {"factor", f.factor ? json(*f.factor) : json(nullptr)},
                 {"uncertain", f.uncertain},
                 {"rank", f.rank}};
+    if (!f.not_ranked.empty()) out["not_ranked"] = f.not_ranked;  // optional: only findings it rules out
     // Optional, as "note" is for measurements: only findings ranked by a pipeline share carry it.
     if (f.target)
         out["target"] = {
@@ -409,6 +410,7 @@ Finding read_finding(const Field& f) {
         out.factor = factor;
     }
     if (f.has("uncertain")) out.uncertain = f.at("uncertain").boolean();
+    if (f.has("not_ranked")) out.not_ranked = f.at("not_ranked").str();
     out.rank = f.at("rank").integer<int>(0);
     return out;
 }

@@ -29,7 +29,7 @@ Labels without(Labels labels, const std::string& key) {
 std::string metric_axis_title(const std::string& metric, const std::string& unit) {
     if (unit == "GB/s" || unit == "MB/s") return "bandwidth";
     if (unit == "s" || unit == "ms" || unit == "us" || unit == "ns") return "time";
-    if (unit == "GFLOP/s") return "throughput";
+    if (unit == "GFLOP/s" || unit == "GIOP/s") return "throughput";
     return metric.substr(metric.rfind('.') + 1);
 }
 

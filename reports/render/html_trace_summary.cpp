@@ -6,6 +6,7 @@
 
 #include "render/html_page.hpp"
 #include "render/html_trace_processes.hpp"
+#include "render/kernel_roof_cells.hpp"
 #include "render/svg_chart.hpp"
 #include "render/trace_summary_text.hpp"
 #include "render/value_format.hpp"
@@ -61,27 +62,26 @@ std::string stages_table(const TraceFacts& f) {
 
 std::string kernels_table(const TraceFacts& f, const RunReport& r) {
     if (f.kernels.empty()) return {};
-    const Measurement* peak = find_measurement(r, "kernel.peak.bandwidth");
-    const double roof = peak && peak->summary.median > 0 ? peak->summary.median : 0;
     std::string rows;
     for (std::size_t i = 0; i < f.kernels.size() && i < kernels_shown; ++i) {
         const KernelFacts& k = f.kernels[i];
-        const double gbs = k.seconds > 0 ? k.bytes / k.seconds * 1e-9 : 0;
+        const KernelRoofCells cells = kernel_roof_cells(f, r, k);
         rows += fmt::format(
             "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-            "<td class=\"num\">{}</td>{}</tr>\n",
+            "<td>{}</td><td>{}</td></tr>\n",
             escape(k.name), k.launches, escape(units::format(k.seconds, "s")),
-            escape(units::format(k.median_launch_seconds, "s")), gbs > 0 ? escape(units::format(gbs, "GB/s")) : "?",
-            roof > 0 && gbs > 0 ? share_cell(gbs / roof, "#0072B2") : "<td class=\"num\">?</td>");
+            escape(units::format(k.median_launch_seconds, "s")), escape(cells.work.empty() ? "-" : cells.work),
+            escape(cells.roofs.empty() ? "-" : cells.roofs));
     }
     const std::string which = f.kernels.size() > kernels_shown
                                   ? fmt::format("top {} of {} by device time", kernels_shown, f.kernels.size())
                                   : "by device time";
     return fmt::format("<h3>Kernels ({})</h3>\n", which) +
-           scroll_table(fmt::format("<tr><th>kernel</th><th>launches</th><th>device time</th><th>median launch</th>"
-                                    "<th>bandwidth (buffers bound)</th><th>of the memory roof{}</th></tr>",
-                                    roof > 0 ? " (" + escape(units::format(roof, "GB/s")) + ")" : ""),
-                        rows);
+           scroll_table(
+               "<tr><th>kernel</th><th>launches</th><th>device time</th><th>median launch</th>"
+               "<th>work per launch (counted under Oclgrind)</th><th>fraction of each roof (the binding one "
+               "marked), or the estimate from its arguments</th></tr>",
+               rows);
 }
 
 std::string transfers_table(const TraceFacts& f) {

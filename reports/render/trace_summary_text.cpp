@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "render/capture_text.hpp"
+#include "render/kernel_roof_cells.hpp"
 #include "rules/trace_rule_support.hpp"
 #include "rules/trace_rules.hpp"
 
@@ -60,16 +61,16 @@ void render_stages(std::string& out, const TraceFacts& f) {
 
 void render_kernels(std::string& out, const TraceFacts& f, const RunReport& r) {
     if (f.kernels.empty()) return;
-    const Measurement* peak = find_measurement(r, "kernel.peak.bandwidth");
-    out += fmt::format("  kernels ({} by device time):\n", f.kernels.size() > kernels_shown ? "top 5" : "all");
+    out += fmt::format("  kernels ({} by device time{}):\n", f.kernels.size() > kernels_shown ? "top 5" : "all",
+                       f.work.empty() ? "" : "; work per launch counted under Oclgrind, each roof's fraction");
     for (std::size_t i = 0; i < f.kernels.size() && i < kernels_shown; ++i) {
         const KernelFacts& k = f.kernels[i];
-        const double gbs = k.seconds > 0 ? k.bytes / k.seconds * 1e-9 : 0;
-        const std::string roof = peak && peak->summary.median > 0 && gbs > 0
-                                     ? fmt::format(", {:.0f}% of the roof", 100 * gbs / peak->summary.median)
-                                     : "";
-        out += fmt::format("    {:<28} {:>7} launches  {:>9} total  {:>9} median  ~{:.3g} GB/s{}\n", k.name, k.launches,
-                           seconds_text(k.seconds), seconds_text(k.median_launch_seconds), gbs, roof);
+        const KernelRoofCells cells = kernel_roof_cells(f, r, k);
+        out += fmt::format("    {:<28} {:>7} launches  {:>9} total  {:>9} median  {:>5.1f}% of the wall\n", k.name,
+                           k.launches, seconds_text(k.seconds), seconds_text(k.median_launch_seconds),
+                           f.run.wall_seconds > 0 ? 100 * k.seconds / f.run.wall_seconds : 0.0);
+        if (!cells.work.empty()) out += fmt::format("      {}\n", cells.work);
+        if (!cells.roofs.empty()) out += fmt::format("      {}\n", cells.roofs);
     }
 }
 
@@ -168,6 +169,11 @@ std::string render_trace_summary(const RunReport& report) {
     if (f.run.commands_without_times)
         out += fmt::format("  {} commands never completed while the program ran: their device time is missing\n",
                            f.run.commands_without_times);
+    if (f.run.capture_seconds > 0)
+        out += fmt::format(
+            "  {} of the layer's own capture work (--work, --replay) is cut out of the wall time and "
+            "every stage\n",
+            seconds_text(f.run.capture_seconds));
     render_processes(out, f);
     out += render_capture(report, f);
     render_stages(out, f);

@@ -18,6 +18,7 @@ constexpr Prefix seconds[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}
 constexpr Prefix bytes[] = {{1024.0 * 1024 * 1024, "GiB"}, {1024.0 * 1024, "MiB"}, {1024, "KiB"}, {1, "B"}};
 constexpr Prefix bytes_per_s[] = {{1e3, "TB/s"}, {1, "GB/s"}, {1e-3, "MB/s"}, {1e-6, "KB/s"}};
 constexpr Prefix flops[] = {{1e3, "TFLOP/s"}, {1, "GFLOP/s"}, {1e-3, "MFLOP/s"}};
+constexpr Prefix iops[] = {{1e3, "TIOP/s"}, {1, "GIOP/s"}, {1e-3, "MIOP/s"}};  // integer operations
 
 // The scale of the unit given, in its family's base unit, and that family; nullptr for units
 // printed as they are.
@@ -78,6 +79,7 @@ std::string format(double value, std::string_view unit, bool compact) {
     if (in(bytes, unit, scale)) return rescaled(value * scale, bytes, compact);
     if (in(bytes_per_s, unit, scale)) return rescaled(value * scale, bytes_per_s, compact);
     if (in(flops, unit, scale)) return rescaled(value * scale, flops, compact);
+    if (in(iops, unit, scale)) return rescaled(value * scale, iops, compact);
     const std::string digits = compact ? trim_zeros(sig3(value)) : sig3(value);
     if (unit.empty()) return digits;
     return digits + (unit == "%" || unit == "x" ? "" : " ") + std::string(unit);

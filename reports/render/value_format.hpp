@@ -11,7 +11,7 @@ namespace clprobe::units {
 std::string sig3(double value);
 
 // value (in unit) rescaled to a readable prefix and printed with three significant digits and the
-// unit: seconds (s, ms, us, ns), bytes (B, bytes, KiB.. GiB), rates (GB/s, GFLOP/s), anything else
+// unit: seconds (s, ms, us, ns), bytes (B, bytes, KiB.. GiB), rates (GB/s, GFLOP/s, GIOP/s), anything else
 // as given. compact drops trailing zeros ("2 ms" instead of "2.00 ms"), for axis ticks.
 std::string format(double value, std::string_view unit, bool compact = false);
 

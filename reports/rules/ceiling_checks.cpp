@@ -13,7 +13,7 @@ namespace clprobe {
 
 namespace {
 
-constexpr std::string_view compute_precisions[] = {"fp32", "fp64", "fp16"};
+constexpr std::string_view compute_precisions[] = {"fp32", "fp64", "fp16", "int32"};
 
 // Host code on the host's cores: OpenBLAS GEMM (kernel.host_gemm) and the workloads' host_blas
 // baselines. Those cores are the device only when the device is the CPU.

@@ -50,6 +50,7 @@ void order_ranked(std::vector<Finding>::iterator first, std::vector<Finding>::it
 }
 
 std::string why_not_ranked(const Finding& f) {
+    if (!f.not_ranked.empty()) return "not ranked: " + f.not_ranked;
     if (f.uncertain)
         return "not ranked: the trigger lies inside the noise of its inputs (their samples' spread, and the machine's "
                "drift when two probes measured them)";
@@ -62,7 +63,7 @@ std::string why_not_ranked(const Finding& f) {
 
 void classify_findings(std::vector<Finding>& findings) {
     for (auto& f : findings) {
-        const bool ranked = f.measured_share && f.estimated_gain && !f.uncertain;
+        const bool ranked = f.measured_share && f.estimated_gain && !f.uncertain && f.not_ranked.empty();
         f.kind = ranked ? FindingKind::ranked : FindingKind::note;
         if (ranked || !f.estimated_gain) continue;
         if (!f.factor && *f.estimated_gain < 1) f.factor = 1.0 / (1.0 - *f.estimated_gain);

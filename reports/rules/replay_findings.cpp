@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "rules/kernel_roof_rules.hpp"
 #include "rules/trace_rule_support.hpp"
 
 namespace clprobe::replay {
@@ -164,6 +165,88 @@ std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, c
             }
     }
     return out;
+}
+
+namespace {
+
+// The trace heuristics a replay can measure, with the kind of variant that tests each.
+struct Heuristic {
+    const char* finding;
+    VariantKind kind;
+    const char* what;
+};
+constexpr Heuristic heuristics[] = {{"trace.kernel.no_local_size", VariantKind::local_size, "local sizes"}};
+
+std::string kernel_of(const Finding& f) {
+    for (const auto& e : f.evidence)
+        if (const auto it = e.labels.find("kernel"); it != e.labels.end()) return it->second;
+    return {};
+}
+
+const ReplayResult* replay_of(const std::vector<ReplayResult>& results, const std::string& kernel) {
+    for (const auto& r : results)
+        if (r.kernel == kernel && r.status == ReplayStatus::replayed && !r.variants.empty() && r.variants[0].summary)
+            return &r;
+    return nullptr;
+}
+
+void judge(Finding& f, const ReplayResult& r, const Heuristic& h, std::vector<std::string>& disproved) {
+    const VariantResult& ref = r.variants[0];
+    const VariantResult* best = nullptr;
+    double fastest = 0, slowest = 0;
+    std::string labels;
+    for (const auto& v : r.variants) {
+        if (v.kind != h.kind || !rankable(v)) continue;
+        const double speedup = 1 / *time_ratio(ref, v);
+        if (!best || speedup > fastest) {
+            best = &v;
+            fastest = speedup;
+        }
+        slowest = labels.empty() ? speedup : std::min(slowest, speedup);
+        labels += (labels.empty() ? "" : ", ") + v.label;
+    }
+    if (!best) return;  // nothing of that kind ran with its outputs held: not measured
+    f.evidence.push_back(trace_rule::fact("replay.speedup", fastest, "x",
+                                          fmt::format("the fastest of {} measured by replaying the captured launch "
+                                                      "({}); as captured {}",
+                                                      h.what, best->label, ref.local_size),
+                                          {{"kernel", r.kernel}, {"variant", best->label}}));
+    const bool confirmed = fastest >= confirm_speedup && best->summary->max < ref.summary->min;
+    if (confirmed) {
+        f.factor = fastest;
+        f.title += fmt::format(" (measured: {} {} gives {:.2g}x)", h.what, best->label, fastest);
+        return;
+    }
+    f.title += " (measured: no gain)";
+    f.not_ranked = fmt::format(
+        "measured: no gain: a replay of the captured launch ran {} {} at {:.2f}-{:.2f}x of the "
+        "launch as captured",
+        h.what, labels, slowest, fastest);
+    disproved.push_back(r.kernel);
+}
+
+}  // namespace
+
+void judge_heuristics(std::vector<Finding>& findings, const std::vector<ReplayResult>& results) {
+    std::vector<std::string> disproved;  // kernels whose local size the replay cleared
+    for (auto& f : findings)
+        for (const auto& h : heuristics)
+            if (f.id == h.finding)
+                if (const ReplayResult* r = replay_of(results, kernel_of(f))) judge(f, *r, h, disproved);
+    // The roof finding that waited on the local size now stands: the measurement says the cause is elsewhere.
+    for (auto& f : findings)
+        if (f.not_ranked == trace_rule::pending_local_size &&
+            std::find(disproved.begin(), disproved.end(), kernel_of(f)) != disproved.end()) {
+            f.not_ranked.clear();
+            f.title += " (its local size measured: no gain)";
+            // classify_findings made its gain a factor while it waited: the gain again, to be ranked.
+            if (!f.estimated_gain && f.factor && *f.factor > 1) {
+                f.estimated_gain = 1 - 1 / *f.factor;
+                f.factor.reset();
+                if (const auto at = f.gain_basis.find("factor from: "); at != std::string::npos)
+                    f.gain_basis = f.gain_basis.substr(at + 13);
+            }
+        }
 }
 
 }  // namespace clprobe::replay

@@ -31,4 +31,13 @@ std::optional<double> wall_share(const KernelTotals& totals, double ratio, std::
 // the program here took longer than the kernel's whole traced device time: the build dominates.
 std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, const ReplayContext& context);
 
+// A measured change beats a heuristic that proposes it. Each trace finding that proposes a change
+// a replay of its kernel measured (trace.kernel.no_local_size: a local size) is, by the variants of
+// that kind whose outputs held: confirmed when the fastest is at least confirm_speedup faster than
+// the launch as captured and their samples do not overlap (the finding carries the measured factor
+// and the replay's evidence), else disproved (shown as "measured: no gain", never ranked). Findings
+// whose change no replay measured are left as they are.
+inline constexpr double confirm_speedup = 1.1;
+void judge_heuristics(std::vector<Finding>& findings, const std::vector<ReplayResult>& results);
+
 }  // namespace clprobe::replay

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/memory_roofs.hpp"
+#include "rules/kernel_roof_rules.hpp"
 #include "rules/trace_rule_support.hpp"
 #include "rules/trace_rules.hpp"
 
@@ -189,39 +190,6 @@ RuleOutcome serialised_copies(const RunReport& r, const TraceFacts& f, const Rul
     return RuleOutcome::found(std::move(finding));
 }
 
-RuleOutcome kernel_below_roof(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
-    const KernelLimits limits = kernel_limits_of(r);
-    if (!limits.roofs.memory_gb_per_s && !limits.roofs.levels) return rule.missing();
-    const double wall = f.run.wall_seconds;
-    // A kernel the driver chose the work-group for is trace.kernel.no_local_size's, with its own fix.
-    const auto below = worst_below_roof(limits, f, [](const KernelFacts& k) { return !mostly_auto_local(k); });
-    if (!below || !worth_reporting(f, below->saved)) return RuleOutcome::none();
-    const KernelFacts* worst = below->kernel;
-    const auto worst_roof = std::optional<PlacedRoof>(below->roof);
-    const double saved = below->saved;
-    const double gbs = worst->bytes / worst->seconds * 1e-9;
-    Finding finding = wall_share_finding(
-        rule, f,
-        fmt::format("Kernel {} takes {:.0f}% of the wall time at {:.2g} GB/s, {:.1f}% of the {} roof", worst->name,
-                    100 * worst->seconds / wall, gbs, 100 * gbs / worst_roof->gb_per_s, worst_roof->level),
-        saved,
-        "at most: the kernel at the measured roof of the memory level its buffers fit in, for the bytes they hold, "
-        "and no launch shorter than an empty kernel here (a compute-bound kernel gains less)");
-    finding.confidence = 0.5;  // the bytes are an estimate and the kernel's arithmetic is unknown
-    finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
-                                    "estimate: sizes of its buffer arguments over its device time",
-                                    {{"kernel", worst->name}}));
-    finding.evidence.push_back(fact(worst_roof->metric, worst_roof->gb_per_s, "GB/s",
-                                    "this device's roof for a working set of that size", {}));
-    add_launch_floor_evidence(finding, limits, *below);
-    finding.suggestion = fmt::format(
-        "Look inside {}: redundant arithmetic or loops that re-read the same data, scalar code where vectors would "
-        "do, uncoalesced access. If it is compute-bound by design, compare its FLOP rate with kernel.peak.fp32.",
-        worst->name);
-    attribute_to_processes(finding, f, processes_among(worst->pids));
-    return RuleOutcome::found(std::move(finding));
-}
-
 RuleOutcome repeated_builds(const RunReport&, const TraceFacts& f, const RuleSpec& rule) {
     const BuildFacts& b = f.builds;
     if (b.repeated == 0 || !worth_reporting(f, b.repeated_seconds)) return RuleOutcome::none();
@@ -340,6 +308,7 @@ std::vector<Rule> trace_data_rules() {
            min_gain_threshold()}},
          over_facts_and_ceilings(serialised_copies)},
         {below_roof_spec("trace.kernel.below_roof"), over_facts_and_ceilings(kernel_below_roof)},
+        {below_compute_roof_spec(), over_facts_and_ceilings(kernel_below_compute_roof)},
         {{"trace.build.repeated", layer, {facts}, {min_gain_threshold()}}, over_facts(repeated_builds)},
         {{"trace.build.from_source",
           layer,

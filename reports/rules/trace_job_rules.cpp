@@ -132,27 +132,52 @@ RuleOutcome fusion_candidate(const RunReport&, const TraceFacts& f, const RuleSp
     return RuleOutcome::found(std::move(finding));
 }
 
+// The kernel launched without a local size that loses the most time below the roof that binds it
+// (its counted work's, on either side; an uncounted one's by its arguments' sizes).
+std::optional<KernelBelowRoof> worst_auto_local(const KernelLimits& limits, const TraceFacts& f) {
+    auto below = worst_below_roof(limits, f, mostly_auto_local, RoofSide::memory);
+    auto compute = worst_below_roof(limits, f, mostly_auto_local, RoofSide::compute);
+    const auto rank = [](const std::optional<KernelBelowRoof>& b) {
+        return b ? (b->estimated() ? 0.0 : 1e9) + b->saved : -1.0;  // counted first, then by saving
+    };
+    return rank(compute) > rank(below) ? compute : below;
+}
+
 RuleOutcome no_local_size(const RunReport& r, const TraceFacts& f, const RuleSpec& rule) {
     const KernelLimits limits = kernel_limits_of(r);
     const bool any_auto = std::any_of(f.kernels.begin(), f.kernels.end(), mostly_auto_local);
     if (!limits.roofs.memory_gb_per_s && !limits.roofs.levels) return any_auto ? rule.missing() : RuleOutcome::none();
-    const auto below = worst_below_roof(limits, f, mostly_auto_local);
+    const auto below = worst_auto_local(limits, f);
     if (!below || !worth_reporting(f, below->saved)) return RuleOutcome::none();
     const KernelFacts& k = *below->kernel;
-    const double gbs = k.bytes / k.seconds * 1e-9;
+    const std::string roof_name = below->estimated() ? below->roof.level + " roof"
+                                                     : std::string(to_string(below->placement->bound().kind)) +
+                                                           " roof, the one its counted work is bound by";
     Finding finding = wall_share_finding(
         rule, f,
-        fmt::format("Kernel {} is launched without a local size ({} of {} launches) and runs at {:.1f}% of the {} roof",
-                    k.name, k.auto_local_launches, k.launches, 100 * gbs / below->roof.gb_per_s, below->roof.level),
+        fmt::format("Kernel {} is launched without a local size ({} of {} launches) and runs at {:.1f}% of the {}",
+                    k.name, k.auto_local_launches, k.launches, 100 * below->fraction, roof_name),
         below->saved,
-        "at most: the kernel at the measured roof of the memory level its buffers fit in, and no launch shorter than "
-        "an empty kernel here (a better work-group size may recover only part of it)");
+        "at most: the kernel at the measured roof that binds it, and no launch shorter than an empty kernel here (a "
+        "better work-group size may recover only part of it)");
     finding.confidence = 0.4;  // the work-group size is one cause among several of a slow kernel
-    finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
-                                    "estimate: sizes of its buffer arguments over its device time",
-                                    {{"kernel", k.name}}));
-    finding.evidence.push_back(fact(below->roof.metric, below->roof.gb_per_s, "GB/s",
-                                    "this device's roof for a working set of that size", {}));
+    if (below->estimated()) {
+        const double gbs = k.bytes / k.seconds * 1e-9;
+        finding.evidence.push_back(fact("app.kernel.bandwidth", gbs, "GB/s",
+                                        "estimate: sizes of its buffer arguments over its device time",
+                                        {{"kernel", k.name}}));
+        finding.evidence.push_back(fact(below->roof.metric, below->roof.gb_per_s, "GB/s",
+                                        "this device's roof for a working set of that size", {}));
+        const std::string why = uncounted_reason(f, k.name);
+        finding.not_ranked = "an estimate from its arguments' sizes: its work was not counted" +
+                             (why.empty() ? std::string(" (--work)") : " (" + why + ")");
+    } else {
+        const RoofPart& bound = below->placement->bound();
+        finding.evidence.push_back(fact("app.kernel.roof_fraction", bound.fraction, "fraction",
+                                        fmt::format("{}: {:.4g} per launch against {} {:.4g}/s", bound.basis,
+                                                    bound.amount, bound.metric, bound.roof),
+                                        {{"kernel", k.name}, {"roof", std::string(to_string(bound.kind))}}));
+    }
     add_launch_floor_evidence(finding, limits, *below);
     finding.evidence.push_back(fact("app.kernel.auto_local_launches", static_cast<double>(k.auto_local_launches),
                                     "launches", "local_work_size NULL: the driver chose the work-group",
@@ -161,7 +186,8 @@ RuleOutcome no_local_size(const RunReport& r, const TraceFacts& f, const RuleSpe
     finding.suggestion = fmt::format(
         "Pass a local size to clEnqueueNDRangeKernel for {}: start from "
         "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE (clGetKernelWorkGroupInfo) times a small factor and try a few "
-        "(64, 128, 256); a global size the driver cannot divide well makes it pick tiny work-groups.",
+        "(64, 128, 256); a global size the driver cannot divide well makes it pick tiny work-groups. "
+        "`clprobe trace --replay N` measures local sizes on the captured launch before you change the code.",
         k.name);
     return RuleOutcome::found(std::move(finding));
 }

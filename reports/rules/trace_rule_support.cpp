@@ -62,6 +62,7 @@ std::vector<AppStage> removable_stages(std::string_view rule_id) {
         // Overlap hides the shorter of kernels and transfers behind the other.
         {"trace.overlap.serialised", {S::kernel, S::transfer}},
         {"trace.kernel.below_roof", {S::kernel}},
+        {"trace.kernel.below_compute_roof", {S::kernel}},
         {"trace.build.repeated", {S::build}},
         {"trace.build.from_source", {S::build}},
         // The create and release calls run while the device waits or idles; the first touch of a
@@ -158,31 +159,85 @@ RuleSpec below_roof_spec(std::string id) {
 }
 
 KernelLimits kernel_limits_of(const RunReport& r) {
-    KernelLimits limits{bandwidth_roofs_of(r.results), 0.0};
+    KernelLimits limits{bandwidth_roofs_of(r.results), compute_roofs_of(r.results), 0.0};
     if (const Measurement* floor = headline(r, launch_floor_metric))
         limits.launch_floor_seconds = std::max(0.0, floor->summary.median * 1e-6);
     return limits;
 }
 
+std::string uncounted_reason(const TraceFacts& f, const std::string& kernel) {
+    const KernelWorkFacts* w = find_work(f.work, kernel);
+    return w && !w->counted ? w->reason : std::string();
+}
+
+namespace {
+
+// A counted kernel on the side its binding roof is on: the fraction of that roof and its time at it.
+std::optional<KernelBelowRoof> counted_below_roof(const KernelLimits& limits, const KernelFacts& k,
+                                                  const KernelWorkFacts& w, RoofSide side) {
+    auto placement = place_kernel(w, limits.compute, limits.roofs, k.bytes / static_cast<double>(k.launches));
+    if (!placement) return std::nullopt;
+    const RoofPart& bound = placement->bound();
+    if (is_compute(bound.kind) != (side == RoofSide::compute)) return std::nullopt;
+    KernelBelowRoof b;
+    b.kernel = &k;
+    b.work = &w;
+    b.fraction = bound.fraction;
+    b.roof = PlacedRoof{std::string(to_string(bound.kind)), bound.roof * 1e-9, bound.metric, RoofBasis::memory};
+    // The count stands for the launches of its size alone (like_share of the kernel's time).
+    const double share = std::clamp(w.like_share, 0.0, 1.0);
+    b.represented_seconds = k.seconds * share;
+    const double at_roof = b.represented_seconds * std::min(1.0, bound.fraction);
+    const double at_floor = static_cast<double>(k.launches) * share * limits.launch_floor_seconds;
+    b.saved = b.represented_seconds - std::max(at_roof, at_floor);
+    b.floor_bound = at_floor > at_roof;
+    b.placement = std::move(placement);
+    return b;
+}
+
+// An uncounted kernel by its arguments' sizes: the summed buffers of one launch as its bytes.
+std::optional<KernelBelowRoof> estimated_below_roof(const KernelLimits& limits, const KernelFacts& k) {
+    if (k.bytes <= 0) return std::nullopt;
+    // One launch's buffers decide the memory level, and so the roof it is held against.
+    const auto roof =
+        limits.roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
+    if (!roof || roof->gb_per_s <= 0) return std::nullopt;
+    KernelBelowRoof b;
+    b.kernel = &k;
+    b.roof = *roof;
+    b.represented_seconds = k.seconds;
+    b.fraction = k.bytes / k.seconds * 1e-9 / roof->gb_per_s;
+    const double at_roof = k.bytes / (roof->gb_per_s * 1e9);
+    const double at_floor = static_cast<double>(k.launches) * limits.launch_floor_seconds;
+    b.saved = k.seconds - std::max(at_roof, at_floor);
+    b.floor_bound = at_floor > at_roof;
+    return b;
+}
+
+}  // namespace
+
 std::optional<KernelBelowRoof> worst_below_roof(const KernelLimits& limits, const TraceFacts& f,
-                                                const std::function<bool(const KernelFacts&)>& eligible) {
+                                                const std::function<bool(const KernelFacts&)>& eligible,
+                                                RoofSide side) {
     const double wall = f.run.wall_seconds;
-    std::optional<KernelBelowRoof> worst;
+    const double threshold = side == RoofSide::memory ? below_roof_fraction : below_compute_fraction;
+    // A counted kernel comes first: an estimate is shown, never ranked, and must not hide one.
+    std::optional<KernelBelowRoof> counted, estimated;
     for (const auto& k : f.kernels) {
-        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.bytes <= 0 || k.launches == 0 || !eligible(k))
-            continue;
-        // One launch's buffers decide the memory level, and so the roof it is held against.
-        const auto roof =
-            limits.roofs.for_working_set(static_cast<std::uint64_t>(k.bytes / static_cast<double>(k.launches)));
-        if (!roof || roof->gb_per_s <= 0) continue;
-        const double fraction = k.bytes / k.seconds * 1e-9 / roof->gb_per_s;
-        const double at_roof = k.bytes / (roof->gb_per_s * 1e9);
-        const double at_floor = static_cast<double>(k.launches) * limits.launch_floor_seconds;
-        const double s = k.seconds - std::max(at_roof, at_floor);
-        if (fraction < below_roof_fraction && s > (worst ? worst->saved : 0.0))
-            worst = KernelBelowRoof{&k, *roof, s, at_floor > at_roof};
+        if (wall <= 0 || k.seconds < kernel_share_of_interest * wall || k.launches == 0 || !eligible(k)) continue;
+        // (A counted kernel must also be that share in the launches its count stands for: below.)
+        const KernelWorkFacts* w = find_work(f.work, k.name);
+        const bool is_counted = w && w->counted;
+        std::optional<KernelBelowRoof> b;
+        if (is_counted)
+            b = counted_below_roof(limits, k, *w, side);
+        else if (side == RoofSide::memory)
+            b = estimated_below_roof(limits, k);
+        auto& worst = is_counted ? counted : estimated;
+        if (b && b->represented_seconds < kernel_share_of_interest * wall) continue;
+        if (b && b->fraction < threshold && b->saved > (worst ? worst->saved : 0.0)) worst = std::move(b);
     }
-    return worst;
+    return counted ? counted : estimated;
 }
 
 void add_launch_floor_evidence(Finding& finding, const KernelLimits& limits, const KernelBelowRoof& below) {

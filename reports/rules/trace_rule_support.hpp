@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/byte_size.hpp"  // bytes_text
+#include "core/kernel_roofs.hpp"
 #include "core/launch_metrics.hpp"
 #include "core/memory_roofs.hpp"
 #include "core/trace_facts.hpp"
@@ -77,19 +78,40 @@ inline constexpr double kernel_share_of_interest = 0.1;
 // shorter than an empty kernel's device time measured here (kernel.empty_launch.time),
 // so a tiny kernel launched thousands of times is held against launches x that floor, not against
 // its few bytes at the roof alone.
+//
+// A kernel whose work was counted (trace --work) is held against the roof that binds it
+// (core/kernel_roofs): the memory rules take it when its bytes bind it, the compute rule when its
+// operations do, and its fraction and saving come from the counted work, not from its arguments.
+// A kernel whose work was not counted is judged by its arguments' sizes alone: an estimate, whose
+// finding is shown but never ranked (`estimated`).
 struct KernelBelowRoof {
     const KernelFacts* kernel = nullptr;
     PlacedRoof roof;
-    double saved = 0;          // its time less max(the same bytes at the roof, launches x floor)
+    double saved = 0;          // its time less max(its work at the roof, launches x floor)
     bool floor_bound = false;  // the launch floor, not the roof, set the time it could fall to
+    double fraction = 0;       // of the roof it is held against
+    // Its device time the judgement stands for: a counted kernel's launches of the counted size
+    // (KernelWorkFacts::like_share of it), an estimated kernel's whole time.
+    double represented_seconds = 0;
+    const KernelWorkFacts* work = nullptr;     // its counted work, when counted
+    std::optional<KernelPlacement> placement;  // where that work sits on every roof
+    bool estimated() const { return work == nullptr; }
 };
 struct KernelLimits {
     BandwidthRoofs roofs;
+    ComputeRoofs compute;
     double launch_floor_seconds = 0;  // an empty kernel's device time; 0 when not measured
 };
 KernelLimits kernel_limits_of(const RunReport& r);
+// Which roofs a rule judges kernels against: memory (the footprint's level, or the cache rate of
+// every load and store) or compute (a precision's FLOP peak, or the integer peak).
+enum class RoofSide { memory, compute };
+inline constexpr double below_compute_fraction = 0.5;  // under half of the peak that binds it
 std::optional<KernelBelowRoof> worst_below_roof(const KernelLimits& limits, const TraceFacts& f,
-                                                const std::function<bool(const KernelFacts&)>& eligible);
+                                                const std::function<bool(const KernelFacts&)>& eligible,
+                                                RoofSide side = RoofSide::memory);
+// Why `kernel`'s work was not counted, when the trace tried; "" when it was counted or not tried.
+std::string uncounted_reason(const TraceFacts& f, const std::string& kernel);
 // Evidence of the launch floor, when one was measured: the empty kernel's device time, and whether
 // it (rather than the roof) bounded the kernel's saving.
 void add_launch_floor_evidence(Finding& finding, const KernelLimits& limits, const KernelBelowRoof& below);

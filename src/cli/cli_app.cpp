@@ -33,7 +33,7 @@ std::unique_ptr<CliApp> make_cli_app() {
         {"compare", add_compare_command(cli->app)},     {"trace", add_trace_command(cli->app)},
         {"fleet", add_fleet_command(cli->app)},         {"replay", add_replay_command(cli->app)},
         {"capture", add_capture_command(cli->app)},     {"__probe-child", add_probe_child_command(cli->app)},
-        {"__prebuild", add_prebuild_command(cli->app)},
+        {"__prebuild", add_prebuild_command(cli->app)}, {"__count-work", add_count_work_command(cli->app)},
     };
     return cli;
 }

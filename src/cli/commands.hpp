@@ -24,5 +24,7 @@ CommandRunner add_capture_command(CLI::App& app);
 CommandRunner add_probe_child_command(CLI::App& app);
 // Hidden: one builder of kernel programs ahead of diagnose's device probes (runtime/program_prebuild.hpp).
 CommandRunner add_prebuild_command(CLI::App& app);
+// Hidden: counts one captured launch's work under Oclgrind (cli/trace_command_work.hpp).
+CommandRunner add_count_work_command(CLI::App& app);
 
 }  // namespace clprobe

@@ -22,6 +22,7 @@
 #include "cli/trace_command_energy.hpp"
 #include "cli/trace_command_records.hpp"
 #include "cli/trace_command_replay.hpp"
+#include "cli/trace_command_work.hpp"
 #include "cli/trace_replay_options.hpp"
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
@@ -34,6 +35,7 @@
 #include "runtime/host_info.hpp"
 #include "runtime/provenance_query.hpp"
 #include "runtime/runner.hpp"
+#include "trace/app_measurements.hpp"
 #include "trace/job_trace.hpp"
 #include "trace/program_runner.hpp"
 #include "trace/trace_lanes.hpp"
@@ -62,6 +64,8 @@ struct TraceOptions {
     // --replay N, --replay-budget SIZE (cli/trace_replay_options.hpp): after the program ends,
     // replay.dir holds the layer's captures and replay.replay_kernels says how many to replay.
     ReplayOptions replay;
+    // --work N, --work-budget (cli/trace_command_work.hpp): the hottest kernels' work counted.
+    WorkOptions work;
 };
 
 // The probes run before the program: the system and topology facts, and the quick ceilings the
@@ -71,9 +75,11 @@ const std::set<std::string> context_probes = {"system.host", "system.limits", "s
 // kernel.memory_levels is not among them: under LeakSanitizer its run in the tracing process made
 // LSan's exit-time tracer crash (reproduced 3 of 3), so the level roofs come from a --baseline
 // report of `clprobe diagnose`, which measures them; without one, kernels meet kernel.peak.bandwidth.
-const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",      "kernel.bandwidth",
-                                              "kernel.compute.fp32", "transfer.bandwidth", "transfer.latency",
-                                              "transfer.overlap"};
+// kernel.compute.int32 is the roof of kernels whose time goes to integer work (hashing, bit
+// manipulation), which --work tells apart from floating-point and memory-bound ones.
+const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",        "kernel.bandwidth",
+                                              "kernel.compute.fp32", "kernel.compute.int32", "transfer.bandwidth",
+                                              "transfer.latency",    "transfer.overlap"};
 
 ProbeList probes_named(const std::set<std::string>& ids) {
     ProbeList all = make_builtin_probes(), chosen;
@@ -188,9 +194,14 @@ std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDev
 }
 
 ProbeResult program_result(const std::vector<ProgramTrace>& processes, const ProgramTrace& trace, const JobRun& job,
-                           const RunReport& report, const std::string& layer, const std::string& perfetto_file) {
+                           const RunReport& report, const std::string& layer, const std::string& perfetto_file,
+                           std::vector<KernelWorkFacts> work) {
     const ChildRun run = job_lifetime(job);
-    ProbeResult r = program_probe_result(analyse_job(processes, trace, job, bandwidth_roofs_of(report.results)));
+    const BandwidthRoofs roofs = bandwidth_roofs_of(report.results);
+    TraceAnalysis analysis = analyse_job(processes, trace, job, roofs);
+    analysis.facts.work = std::move(work);
+    add_work_measurements(analysis.facts, roofs, compute_roofs_of(report.results), analysis.measurements);
+    ProbeResult r = program_probe_result(std::move(analysis));
     // The HTML page draws the timeline from these lanes and links the Perfetto file.
     r.attributes["timeline"] = timeline_lanes(trace, run);
     if (!perfetto_file.empty()) r.attributes["perfetto_file"] = perfetto_file;
@@ -266,6 +277,9 @@ int run_trace(TraceOptions o) {
         ~RemoveAtEnd() { remove_temporary(folder); }
     } remove_at_end{records};
     CaptureSession capture(o.capture, records.path);
+    // Counting needs the layer's captures: they are taken when it can run here.
+    const WorkCounter work_counter = o.work.enabled() ? find_work_counter() : WorkCounter{};
+    o.replay.capture_for_work = o.work.enabled() && work_counter.available();
     const std::vector<std::string> replay_env = prepare_replay(o.replay, records.path);
 
     RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
@@ -295,6 +309,14 @@ int run_trace(TraceOptions o) {
     for (auto& r : run_probes(probes_named({"system.activity"}), {nullptr, &*activity, ""}, RunOptions{}))
         report.results.push_back(std::move(r));
     const std::vector<ProgramTrace> processes = read_job_records(records.path);
+    std::vector<KernelWorkFacts> work;
+    if (o.work.enabled()) {
+        const auto counting = std::chrono::steady_clock::now();
+        work = count_hot_kernels(processes, records.path + "/replay", o.work, work_counter,
+                                 [&](const std::string& line) { progress(o, line); });
+        report.results.push_back(work_result(
+            work, work_counter, std::chrono::duration<double>(std::chrono::steady_clock::now() - counting).count()));
+    }
     // References where no new trace is made: a trace of a million commands holds ~250 MB, and a
     // copy for the one process of most runs, and another for the unwindowed analysis, tripled it.
     std::optional<ProgramTrace> merged_job, windowed;
@@ -305,9 +327,9 @@ int run_trace(TraceOptions o) {
     const ProgramTrace& trace =
         capture.windowed() ? windowed.emplace(cut_to_windows(merged, windows, windows.size() <= 1)) : merged;
     const JobRun job = in_windows(launched.job, windows, capture.windowed());
-    ProbeResult program =
-        program_result(processes, trace, job, report, layer,
-                       o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string());
+    ProbeResult program = program_result(
+        processes, trace, job, report, layer,
+        o.timeline.empty() ? std::string() : std::filesystem::absolute(o.timeline).string(), std::move(work));
     energy.record(program, launched.run);
     report.results.push_back(std::move(program));
     report.complete = !launched.run.interrupted && !launched.run.timed_out;
@@ -359,6 +381,7 @@ CommandRunner add_trace_command(CLI::App& app) {
         ->check(CLI::Range(0.0, 31536000.0));
     add_capture_options(cmd, opts->capture);
     add_replay_options(cmd, opts->replay);
+    add_work_options(cmd, opts->work);
     cmd->add_option("--layer", opts->layer, "The trace layer library (default: next to the clprobe binary)");
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress and no text report on stderr (files are still written)");

@@ -10,6 +10,7 @@
 #include "render/replay_text.hpp"
 #include "replay/replay_engine.hpp"
 #include "rules/ranking.hpp"
+#include "rules/replay_findings.hpp"
 
 namespace clprobe {
 
@@ -80,6 +81,9 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
         // Classified on their own: the trace's findings were classified by analyze() already.
         std::vector<Finding> found = run.findings;
         classify_findings(found);
+        // A measured change beats the heuristic that proposed it: confirmed, or no longer ranked.
+        replay::judge_heuristics(report.findings, run.results);
+        classify_findings(report.findings);
         report.findings.insert(report.findings.end(), found.begin(), found.end());
     } catch (const std::exception& e) {
         // The trace's own report stands without the replay.

@@ -28,7 +28,7 @@ void check_replay_options(ReplayOptions& o) {
 }
 
 std::vector<std::string> prepare_replay(ReplayOptions& o, const std::string& records_dir) {
-    if (!o.enabled()) return {};
+    if (!o.capturing()) return {};
     o.dir = records_dir + "/replay";
     std::error_code ec;
     std::filesystem::remove_all(o.dir, ec);
@@ -36,7 +36,11 @@ std::vector<std::string> prepare_replay(ReplayOptions& o, const std::string& rec
     if (!std::filesystem::create_directory(o.dir, ec) || ec)
         throw OutputError(
             fmt::format("--replay: cannot create {}: {}", o.dir, ec ? ec.message() : std::string("unknown error")));
-    return {"CLPROBE_REPLAY_DIR=" + o.dir, fmt::format("CLPROBE_REPLAY_BUDGET={}", o.budget_bytes)};
+    std::vector<std::string> env{"CLPROBE_REPLAY_DIR=" + o.dir,
+                                 fmt::format("CLPROBE_REPLAY_BUDGET={}", o.budget_bytes)};
+    // Counting a launch's work needs its inputs only: without --replay the outputs are not kept.
+    if (!o.enabled()) env.emplace_back("CLPROBE_REPLAY_INPUTS_ONLY=1");
+    return env;
 }
 
 }  // namespace clprobe

@@ -18,7 +18,10 @@ struct ReplayOptions {
     std::string budget = "256M";     // --replay-budget, as given
     std::uint64_t budget_bytes = 0;  // parsed by check_replay_options
     std::string dir;                 // <records>/replay once prepared
+    // --work counts the hottest kernels from the same captures: the layer captures for it too.
+    bool capture_for_work = false;
     bool enabled() const { return replay_kernels > 0; }
+    bool capturing() const { return enabled() || capture_for_work; }
 };
 
 void add_replay_options(CLI::App* cmd, ReplayOptions& o);

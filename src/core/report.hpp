@@ -104,6 +104,9 @@ struct Finding {
     bool measured_share = false;
     // The trigger lies inside the noise of its inputs: the finding is shown but never ranked.
     bool uncertain = false;
+    // Why it is shown but never ranked, when something other than noise rules it out: its numbers
+    // are an estimate, or a replay measured the change it proposes and found no gain. Empty: no such reason.
+    std::string not_ranked;
     std::optional<double> factor;  // how many times worse the measured pattern is (27 = "27x")
     FindingKind kind = FindingKind::note;
     int rank = 0;  // ranked findings: 1 = most important; notes: 0

@@ -36,6 +36,12 @@ std::optional<ProcessEnd> process_end_from(std::string_view name) {
     return std::nullopt;
 }
 
+const KernelWorkFacts* find_work(const std::vector<KernelWorkFacts>& work, const std::string& kernel) {
+    for (const auto& w : work)
+        if (w.kernel == kernel) return &w;
+    return nullptr;
+}
+
 double TraceFacts::stage_seconds(AppStage stage) const {
     for (const auto& s : stages)
         if (s.stage == stage) return s.seconds;
@@ -88,6 +94,7 @@ json run_to_json(const ProgramRunFacts& r) {
               {"commands_without_times", r.commands_without_times}};
     if (r.exit_code) j["exit_code"] = *r.exit_code;
     if (r.signal) j["signal"] = *r.signal;
+    if (r.capture_seconds > 0) j["capture_seconds"] = r.capture_seconds;  // only traces that captured
     return j;
 }
 
@@ -112,6 +119,7 @@ ProgramRunFacts run_from_json(const json& j) {
     r.opencl_commands = j.value("opencl_commands", std::uint64_t{0});
     r.failed_commands = j.value("failed_commands", std::uint64_t{0});
     r.commands_without_times = j.value("commands_without_times", std::uint64_t{0});
+    r.capture_seconds = j.value("capture_seconds", 0.0);
     return r;
 }
 
@@ -185,6 +193,7 @@ json to_json(const TraceFacts& f) {
                 {"lanes", f.lanes},          {"balance", f.balance},
                 {"fusion", f.fusion}};
     if (f.capture) out["capture"] = to_json(*f.capture);
+    if (!f.work.empty()) out["work"] = f.work;  // only traces that counted work carry it
     return out;
 }
 
@@ -207,6 +216,7 @@ std::optional<TraceFacts> trace_facts_from_json(const json& j) {
         f.lanes = j.value("lanes", std::vector<DeviceLaneFacts>{});
         f.balance = j.value("balance", DeviceBalanceFacts{});
         f.fusion = j.value("fusion", std::vector<FusionFacts>{});
+        f.work = j.value("work", std::vector<KernelWorkFacts>{});
         return f;
     } catch (const json::exception&) {
         return std::nullopt;

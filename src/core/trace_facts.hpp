@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/capture_facts.hpp"
+#include "core/kernel_work_facts.hpp"
 
 namespace clprobe {
 
@@ -49,6 +50,9 @@ struct ProgramRunFacts {
     std::uint64_t opencl_commands = 0;  // successful enqueues
     std::uint64_t failed_commands = 0;
     std::uint64_t commands_without_times = 0;  // never seen complete (the program ended first)
+    // The layer's own capture work (--work, --replay) cut out of the wall time and every stage: the
+    // program's time is analysed without it.
+    double capture_seconds = 0;
 };
 
 struct AppStageTime {
@@ -217,6 +221,8 @@ struct TraceFacts {
     std::vector<DeviceLaneFacts> lanes;  // in order of pid, then device
     DeviceBalanceFacts balance;
     std::vector<FusionFacts> fusion;  // the largest removable gaps first, at most max_fusion_facts
+    // The hottest kernels' counted work (trace --work N), hottest first; empty when not counted.
+    std::vector<KernelWorkFacts> work;
 
     double stage_seconds(AppStage stage) const;
     double device_busy_seconds() const;  // kernel + transfer stages

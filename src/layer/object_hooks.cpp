@@ -543,6 +543,7 @@ cl_int CL_API_CALL compile_program(cl_program p, cl_uint num_devices, const cl_d
     const cl_int rc =
         next.clCompileProgram(p, num_devices, devices, options, num_headers, headers, header_names, notify, user);
     note_build(t0, p, "compile", rc);
+    if (replay_enabled()) replay_note_compile(p, options, num_headers);
     arm_fatal_signal_flush();
     return rc;
 }
@@ -558,7 +559,7 @@ cl_program CL_API_CALL link_program(cl_context context, cl_uint num_devices, con
     cl_program p =
         next.clLinkProgram(context, num_devices, devices, options, num_programs, programs, notify, user, st.slot);
     if (p) note_program(t0, p, "link", 0, 0);
-    if (p && replay_enabled()) replay_note_program(p, "link", {});
+    if (p && replay_enabled()) replay_note_link(p, num_programs, programs, options);
     note_build(t0, p, "link", st.of(p));
     return p;
 }

@@ -1,5 +1,6 @@
 #include "layer/replay_capture.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "layer/layer_state.hpp"
+#include "layer/record_line.hpp"
 #include "layer/replay_format.hpp"
 
 namespace clprobe::layer {
@@ -33,6 +36,9 @@ struct ReplayCapture {
     std::vector<cl_mem> mems;  // per record.args entry: the buffer, or null
     std::vector<std::vector<uint8_t>> inputs, outputs;
     uint64_t charged = 0;
+    uint64_t items = 0;       // work-items of the launch
+    bool recapture = false;   // replaces an earlier capture of the same kernel (a much larger launch)
+    uint64_t blocked_at = 0;  // host time the capture's own waits began
 };
 
 namespace {
@@ -62,12 +68,28 @@ struct State {
     std::mutex mu;  // guards everything below; never held across a driver call
     std::string dir;
     uint64_t at = 2;
+    // CLPROBE_REPLAY_INPUTS_ONLY: captures for counting work only keep no outputs (half the bytes,
+    // half the reads in the program's run).
+    bool inputs_only = false;
     replay::CaptureBudget budget;
     std::unordered_map<cl_program, ProgramEntry> programs;
     std::unordered_map<cl_kernel, KernelEntry> kernels;
     std::unordered_map<cl_sampler, uint64_t> samplers;  // live samplers: the program's references
     std::map<KernelKey, uint64_t> launches;             // per kernel name and program: launches seen
     std::set<KernelKey> claimed;                        // captured, skipped, or being captured
+    // The capture written for a kernel: its launch's work-items, folder and bytes. A later launch
+    // of several times the work-items is captured again in its place (a program's first launches
+    // are often small probes: hashcat's autotune), at its 2nd launch of that size, at most
+    // max_recaptures times.
+    struct Written {
+        uint64_t items = 0;
+        std::string folder;
+        uint64_t charged = 0;
+        int recaptures = 0;
+        bool busy = false;  // a recapture of it is under way
+    };
+    std::map<KernelKey, Written> written;
+    std::map<std::pair<KernelKey, uint64_t>, uint64_t> size_launches;  // larger launches seen, per size
     uint64_t next_folder = 0;
     // Held from a capture's first wait to its last read: one capture at a time, so two threads'
     // captures never wait on each other's queues half-way.
@@ -138,34 +160,49 @@ std::string new_folder() {
     return {};
 }
 
+// A C record: the capture's own host time from `since` to now, which the analysis cuts out of the
+// program's timeline (the program did not spend it). Two per capture: its waits and reads before
+// the launch, and after the launch completed its reads and files; the launch itself is the
+// program's.
+void note_capture_time(uint64_t since) {
+    if (!since) return;
+    RecordLine line('C');
+    line.num(since).num(now_ns()).num(static_cast<uint64_t>(thread_id()));
+    emit(line.line());
+}
+
+constexpr int max_recaptures = 2;
+constexpr uint64_t recapture_factor = 4;  // a launch of at least 4x the captured work-items
+
 // The data files, then capture.json written as capture.json.tmp and renamed: a folder without
-// capture.json is one a reader ignores. False when any write failed.
-bool write_capture(const ReplayCapture& c) {
+// capture.json is one a reader ignores. The folder, or "" when any write failed.
+std::string write_capture(const ReplayCapture& c) {
     const std::string folder = new_folder();
-    if (folder.empty()) return false;
+    if (folder.empty()) return {};
     const replay::CaptureRecord& r = c.record;
     if (!r.skipped) {
         if (!write_all(folder + "/" + replay::program_file(r.origin), c.program_bytes.data(), c.program_bytes.size()))
-            return false;
+            return {};
         for (size_t i = 0; i < r.args.size(); ++i) {
             if (r.args[i].kind != ArgKind::buffer && r.args[i].kind != ArgKind::image) continue;
             if (!write_all(folder + "/" + replay::data_file(r.args[i].index, false), c.inputs[i].data(),
                            c.inputs[i].size()) ||
-                !write_all(folder + "/" + replay::data_file(r.args[i].index, true), c.outputs[i].data(),
-                           c.outputs[i].size()))
-                return false;
+                (r.outputs && !write_all(folder + "/" + replay::data_file(r.args[i].index, true), c.outputs[i].data(),
+                                         c.outputs[i].size())))
+                return {};
         }
     }
     const std::string text = replay::capture_json(r);
     const std::string tmp = folder + "/capture.json.tmp";
-    if (!write_all(tmp, text.data(), text.size())) return false;
-    return ::rename(tmp.c_str(), (folder + "/capture.json").c_str()) == 0;
+    if (!write_all(tmp, text.data(), text.size())) return {};
+    return ::rename(tmp.c_str(), (folder + "/capture.json").c_str()) == 0 ? folder : std::string();
 }
 
 std::optional<std::string> program_reason(const ProgramEntry* p) {
     if (!p) return std::string("program not seen created");
     if (p->origin == "builtin") return std::string("program built from built-in kernels");
-    if (p->origin == "link") return std::string("program linked from separately compiled programs");
+    if (p->origin == "link") return std::string("program linked from several separately compiled programs");
+    if (p->origin == "headers") return std::string("program compiled with embedded headers (clCompileProgram)");
     if (p->origin == "source") return replay::source_skip_reason(p->bytes);
     return std::nullopt;
 }
@@ -277,7 +314,11 @@ std::optional<std::string> collect_args(ReplayCapture& c, const std::map<cl_uint
         replay::CaptureArg a;
         a.index = i;
         a.kind = v.kind;
-        if (const auto declared = declared_kind(c.kernel, i, v.kind)) a.kind = *declared;
+        // A NULL cl_mem for a pointer argument (clSetKernelArg's value points to a null handle, as
+        // hashcat passes for buffers a kernel does not use) is replayed as it was set: its bytes.
+        const bool null_pointer = v.kind == ArgKind::scalar && v.size == sizeof(cl_mem) &&
+                                  std::all_of(v.bytes.begin(), v.bytes.end(), [](uint8_t b) { return b == 0; });
+        if (const auto declared = declared_kind(c.kernel, i, v.kind); declared && !null_pointer) a.kind = *declared;
         cl_mem_object_type type = 0;
         if (v.kind == ArgKind::buffer) {
             if (next.clGetMemObjectInfo(v.mem, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS)
@@ -394,6 +435,7 @@ void init_replay_capture() {
     ::mkdir(dir, 0755);  // clprobe made it; a layer run by hand makes it here
     if (const char* b = std::getenv("CLPROBE_REPLAY_BUDGET"); b && *b)
         g_state->budget = replay::CaptureBudget(std::strtoull(b, nullptr, 10));
+    if (const char* only = std::getenv("CLPROBE_REPLAY_INPUTS_ONLY"); only && *only == '1') g_state->inputs_only = true;
     if (const char* at = std::getenv("CLPROBE_REPLAY_AT"); at && *at)
         g_state->at = std::max<uint64_t>(1, std::strtoull(at, nullptr, 10));
     g_replay_enabled.store(true);
@@ -404,6 +446,8 @@ void reset_replay_after_fork() {
     new (&g_state->mu) std::mutex;
     new (&g_state->capture_mu) std::mutex;
     g_state->next_folder = 0;  // a new pid names the child's folders
+    g_state->written.clear();  // the parent's captures are the parent's
+    g_state->size_launches.clear();
 }
 
 void replay_note_program(cl_program p, const char* origin, std::string bytes) {
@@ -417,6 +461,27 @@ void replay_note_build(cl_program p, const char* options) {
     std::lock_guard lock(g_state->mu);
     const auto it = g_state->programs.find(p);
     if (it != g_state->programs.end()) it->second.options = options ? options : "";
+}
+
+void replay_note_compile(cl_program p, const char* options, cl_uint num_headers) {
+    if (!p || !g_state) return;
+    std::lock_guard lock(g_state->mu);
+    const auto it = g_state->programs.find(p);
+    if (it == g_state->programs.end()) return;
+    it->second.options = options ? options : "";
+    if (num_headers > 0) it->second.origin = "headers";
+}
+
+void replay_note_link(cl_program linked, cl_uint num_programs, const cl_program* inputs, const char* options) {
+    if (!linked || !g_state) return;
+    std::lock_guard lock(g_state->mu);
+    ProgramEntry entry{"link", {}, {}};
+    const auto it = num_programs == 1 && inputs ? g_state->programs.find(inputs[0]) : g_state->programs.end();
+    if (it != g_state->programs.end() && it->second.origin == "source") {
+        entry = it->second;
+        if (options && *options) entry.options += std::string(entry.options.empty() ? "" : " ") + options;
+    }
+    g_state->programs[linked] = std::move(entry);
 }
 
 void replay_note_kernel(cl_kernel k, cl_program p, std::string_view name, cl_kernel cloned_from) {
@@ -485,18 +550,71 @@ void replay_note_svm_arg(cl_kernel k, cl_uint index) {
     if (it != g_state->kernels.end()) it->second.args[index] = ArgValue{ArgKind::svm, 0, {}, nullptr};
 }
 
+// A recapture that will not be written: the earlier capture stays.
+void drop_recapture(ReplayCapture* c) {
+    {
+        std::lock_guard lock(g_state->mu);
+        g_state->budget.refund(c->charged);
+        g_state->written[c->key].busy = false;
+    }
+    delete c;
+}
+
+// A capture written: the kernel's record of it, and the earlier one it replaces removed.
+void note_written(ReplayCapture* c, const std::string& folder) {
+    std::string replaced;
+    {
+        std::lock_guard lock(g_state->mu);
+        State::Written& w = g_state->written[c->key];
+        if (c->recapture) {
+            replaced = w.folder;
+            g_state->budget.refund(w.charged);
+            ++w.recaptures;
+        }
+        w.items = c->items;
+        w.folder = folder;
+        w.charged = c->charged;
+        w.busy = false;
+    }
+    if (replaced.empty()) return;
+    // Its files, then the folder: capture.json first, so a reader never sees half a capture.
+    for (const char* name : {"capture.json"})
+        ::unlink((replaced + "/" + name).c_str());
+    if (DIR* d = ::opendir(replaced.c_str())) {
+        while (const dirent* e = ::readdir(d))
+            if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+                ::unlink((replaced + "/" + e->d_name).c_str());
+        ::closedir(d);
+    }
+    ::rmdir(replaced.c_str());
+}
+
 ReplayCapture* replay_begin(const NdRange& l) {
     if (!g_state || !l.global || l.dims < 1 || l.dims > 3) return nullptr;
     KernelKey key;
     uint64_t ordinal = 0;
+    uint64_t items = 1;
+    for (cl_uint i = 0; i < l.dims; ++i)
+        items *= l.global[i];
+    bool recapture = false;
     {
         std::lock_guard lock(g_state->mu);
         const auto it = g_state->kernels.find(l.kernel);
         if (it == g_state->kernels.end()) return nullptr;
         key = {it->second.program, it->second.name};
-        if (g_state->claimed.count(key)) return nullptr;
+        if (g_state->claimed.count(key)) {
+            const auto w = g_state->written.find(key);
+            if (w == g_state->written.end() || w->second.busy || w->second.recaptures >= max_recaptures ||
+                items < recapture_factor * w->second.items)
+                return nullptr;
+            // The 2nd launch of that size, as for a first capture: a ramp of sizes each launched once
+            // (an autotuner's) is passed over, and the size the program settles on is captured.
+            if (++g_state->size_launches[{key, items}] < 2) return nullptr;
+            w->second.busy = true;
+            recapture = true;
+        }
         ordinal = ++g_state->launches[key];
-        if (ordinal < g_state->at) return nullptr;
+        if (!recapture && ordinal < g_state->at) return nullptr;
     }
     // A launch held back by a user event is left alone; the kernel's next launch is captured.
     if (waits_on_user_event(l)) return nullptr;
@@ -505,7 +623,7 @@ ReplayCapture* replay_begin(const NdRange& l) {
     std::optional<std::string> reason;
     {
         std::lock_guard lock(g_state->mu);
-        if (!g_state->claimed.insert(key).second) {  // another thread took it meanwhile
+        if (!g_state->claimed.insert(key).second && !recapture) {  // another thread took it meanwhile
             delete c;
             return nullptr;
         }
@@ -523,6 +641,8 @@ ReplayCapture* replay_begin(const NdRange& l) {
     c->queue = l.queue;
     c->kernel = l.kernel;
     c->key = key;
+    c->items = items;
+    c->recapture = recapture;
     replay::CaptureRecord& r = c->record;
     r.pid = static_cast<uint64_t>(::getpid());
     r.kernel = key.second;
@@ -545,21 +665,31 @@ ReplayCapture* replay_begin(const NdRange& l) {
     if (!reason) {
         uint64_t bytes = 0;
         for (const auto& a : r.args)
-            if (a.kind == ArgKind::buffer || a.kind == ArgKind::image) bytes += 2 * a.size;  // its input and output
+            if (a.kind == ArgKind::buffer || a.kind == ArgKind::image)
+                bytes += (g_state->inputs_only ? 1 : 2) * a.size;  // its input, and its output when kept
         std::lock_guard lock(g_state->mu);
         reason = g_state->budget.charge(bytes);
         if (!reason) c->charged = bytes;
     }
     if (reason) {
-        write_skipped(c, std::move(*reason));
+        if (recapture)
+            drop_recapture(c);
+        else
+            write_skipped(c, std::move(*reason));
         return nullptr;
     }
     g_state->capture_mu.lock();
+    c->blocked_at = now_ns();
     // The inputs as the launch will see them: after what it waits on and what is queued before it.
     if (l.nwait && l.wait) next.clWaitForEvents(l.nwait, l.wait);
     next.clFinish(l.queue);
     if (auto failed = read_memory(*c, c->inputs)) {
         g_state->capture_mu.unlock();
+        note_capture_time(c->blocked_at);
+        if (c->recapture) {
+            drop_recapture(c);
+            return nullptr;
+        }
         {
             std::lock_guard lock(g_state->mu);
             g_state->budget.refund(c->charged);
@@ -567,8 +697,11 @@ ReplayCapture* replay_begin(const NdRange& l) {
         write_skipped(c, std::move(*failed));
         return nullptr;
     }
+    note_capture_time(c->blocked_at);
     return c;
 }
+
+void finish_capture(ReplayCapture* c, cl_event event);
 
 void replay_end(ReplayCapture* c, cl_int status, cl_event event) {
     auto refund = [c] {
@@ -578,26 +711,55 @@ void replay_end(ReplayCapture* c, cl_int status, cl_event event) {
     if (status != CL_SUCCESS) {
         // The launch failed (the program sees its error as ever): the kernel's next launch is tried.
         g_state->capture_mu.unlock();
+        if (c->recapture) {
+            drop_recapture(c);
+            return;
+        }
         refund();
         release_claim(c->key);
         delete c;
         return;
     }
     next.clFinish(c->queue);
+    const uint64_t launch_done = now_ns();
+    finish_capture(c, event);
+    note_capture_time(launch_done);
+}
+
+// After the captured launch completed: its device time, its outputs, its files. Deletes `c`.
+void finish_capture(ReplayCapture* c, cl_event event) {
+    auto refund = [c] {
+        std::lock_guard lock(g_state->mu);
+        g_state->budget.refund(c->charged);
+    };
     cl_ulong start = 0, end = 0;
     if (event &&
         next.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) == CL_SUCCESS &&
         next.clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) == CL_SUCCESS &&
         end >= start && end > 0)
         c->record.traced_ns = end - start;
-    const auto failed = read_memory(*c, c->outputs);
+    c->record.outputs = !g_state->inputs_only;
+    const auto failed = c->record.outputs ? read_memory(*c, c->outputs) : std::optional<std::string>();
     g_state->capture_mu.unlock();
+    if (failed && c->recapture) {
+        drop_recapture(c);
+        return;
+    }
     if (failed) {
         refund();
         write_skipped(c, *failed);
         return;
     }
-    if (!write_capture(*c)) refund();
+    const std::string folder = write_capture(*c);
+    if (folder.empty()) {
+        if (c->recapture) {
+            drop_recapture(c);
+            return;
+        }
+        refund();
+    } else {
+        note_written(c, folder);
+    }
     delete c;
 }
 

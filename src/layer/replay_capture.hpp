@@ -31,6 +31,12 @@ void reset_replay_after_fork();
 // Object hooks, each only when replay_enabled().
 void replay_note_program(cl_program p, const char* origin, std::string bytes);
 void replay_note_build(cl_program p, const char* options);
+// clCompileProgram: the options, like a build's; a compile given embedded headers cannot be
+// replayed from its source alone.
+void replay_note_compile(cl_program p, const char* options, cl_uint num_headers);
+// clLinkProgram of one compiled program (hashcat's way to build): the linked program is that
+// source built with the compile and link options; of several programs, it stays "link" (skipped).
+void replay_note_link(cl_program linked, cl_uint num_programs, const cl_program* inputs, const char* options);
 void replay_note_kernel(cl_kernel k, cl_program p, std::string_view name, cl_kernel cloned_from);
 void replay_note_arg(cl_kernel k, cl_uint index, size_t size, const void* value, bool known_mem);
 void replay_note_svm_arg(cl_kernel k, cl_uint index);

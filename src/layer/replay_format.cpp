@@ -1,5 +1,6 @@
 #include "layer/replay_format.hpp"
 
+#include <cctype>
 #include <cstdio>
 
 namespace clprobe::layer::replay {
@@ -72,9 +73,75 @@ std::optional<std::string> image_skip_reason(uint32_t index, uint32_t type, uint
     return std::nullopt;
 }
 
+std::string code_only(std::string_view source) {
+    std::string out(source);
+    enum { code, line_comment, block_comment, string, character } state = code;
+    for (size_t i = 0; i < out.size(); ++i) {
+        const char c = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
+        switch (state) {
+            case code:
+                if (c == '/' && next == '/')
+                    state = line_comment;
+                else if (c == '/' && next == '*')
+                    state = block_comment;
+                else if (c == '"')
+                    state = string;
+                else if (c == '\'')
+                    state = character;
+                else
+                    continue;
+                if (state == line_comment || state == block_comment) out[i] = out[i + 1] = ' ', ++i;
+                continue;
+            case line_comment:
+                if (c == '\n')
+                    state = code;
+                else
+                    out[i] = ' ';
+                continue;
+            case block_comment:
+                if (c == '*' && next == '/') {
+                    out[i] = out[i + 1] = ' ';
+                    ++i;
+                    state = code;
+                } else if (c != '\n') {
+                    out[i] = ' ';
+                }
+                continue;
+            case string:
+            case character:
+                if (c == '\\' && next != '\0') {
+                    out[i] = out[i + 1] = ' ';
+                    ++i;
+                } else if (c == (state == string ? '"' : '\'')) {
+                    state = code;
+                } else if (c != '\n') {
+                    out[i] = ' ';
+                }
+                continue;
+        }
+    }
+    return out;
+}
+
+bool calls(std::string_view code, std::string_view name) {
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t at = code.find(name); at != std::string_view::npos; at = code.find(name, at + 1)) {
+        if (at > 0 && word(code[at - 1])) continue;
+        size_t end = at + name.size();
+        if (end < code.size() && word(code[end])) continue;
+        while (end < code.size() && std::isspace(static_cast<unsigned char>(code[end])))
+            ++end;
+        if (end < code.size() && code[end] == '(') return true;
+    }
+    return false;
+}
+
 std::optional<std::string> source_skip_reason(std::string_view source) {
-    if (source.find("printf") != std::string_view::npos) return std::string("kernel uses printf");
-    if (source.find("enqueue_kernel") != std::string_view::npos) return std::string("device-side enqueue");
+    // Calls in the code itself: a word in a comment or a string literal is not one (OpenMM's PME
+    // kernels mention printf in a comment).
+    const std::string code = code_only(source);
+    if (calls(code, "printf")) return std::string("kernel uses printf");
+    if (calls(code, "enqueue_kernel")) return std::string("device-side enqueue");
     return std::nullopt;
 }
 
@@ -88,6 +155,11 @@ std::optional<std::string> CaptureBudget::charge(uint64_t bytes) {
     if (bytes > left())
         return "inputs and outputs " + mib_text(bytes) + " exceed the capture budget (" + mib_text(left()) +
                " left of " + mib_text(total_) + ")";
+    // The first kernels launched are captured first: one with large buffers, often not the hottest
+    // (pyopencl_programs' copy took all 256 MiB before its FMA and integer kernels), must leave room.
+    if (bytes > total_ / 2)
+        return "inputs and outputs " + mib_text(bytes) + " exceed half the capture budget (" + mib_text(total_ / 2) +
+               " of " + mib_text(total_) + "): one kernel may not take the room of all the others";
     used_ += bytes;
     return std::nullopt;
 }
@@ -163,18 +235,18 @@ std::string hex(const std::vector<uint8_t>& bytes) {
     return out;
 }
 
-std::string data_files(uint32_t index) {
+std::string data_files(uint32_t index, bool outputs) {
     return ", \"input\": " + json_escape(data_file(index, false)) +
-           ", \"output\": " + json_escape(data_file(index, true)) + "}";
+           ", \"output\": " + (outputs ? json_escape(data_file(index, true)) : std::string("null")) + "}";
 }
 
-std::string arg_json(const CaptureArg& a) {
+std::string arg_json(const CaptureArg& a, bool outputs) {
     const std::string head = "{\"index\": " + std::to_string(a.index) + ", \"kind\": ";
     const ImageShape& i = a.image;
     switch (a.kind) {
         case ArgKind::buffer:
             return head + "\"buffer\", \"size\": " + std::to_string(a.size) +
-                   ", \"flags\": " + std::to_string(a.flags) + data_files(a.index);
+                   ", \"flags\": " + std::to_string(a.flags) + data_files(a.index, outputs);
         case ArgKind::image:
             return head + "\"image\", \"size\": " + std::to_string(a.size) + ", \"flags\": " + std::to_string(a.flags) +
                    ", \"image_type\": " + std::to_string(i.type) +
@@ -182,7 +254,7 @@ std::string arg_json(const CaptureArg& a) {
                    ", \"channel_type\": " + std::to_string(i.channel_type) +
                    ", \"element_size\": " + std::to_string(i.element_size) + ", \"width\": " + std::to_string(i.width) +
                    ", \"height\": " + std::to_string(i.height) + ", \"depth\": " + std::to_string(i.depth) +
-                   ", \"array_size\": " + std::to_string(i.array_size) + data_files(a.index);
+                   ", \"array_size\": " + std::to_string(i.array_size) + data_files(a.index, outputs);
         case ArgKind::sampler:
             return head + "\"sampler\", \"normalized_coords\": " + (a.sampler.normalized_coords ? "true" : "false") +
                    ", \"addressing_mode\": " + std::to_string(a.sampler.addressing_mode) +
@@ -213,7 +285,7 @@ std::string capture_json(const CaptureRecord& r) {
     out += "  \"local_size\": " + optional_sizes(r.local_size, r.work_dim) + ",\n";
     out += "  \"args\": [";
     for (size_t i = 0; i < r.args.size(); ++i)
-        out += (i ? ",\n    " : "\n    ") + arg_json(r.args[i]);
+        out += (i ? ",\n    " : "\n    ") + arg_json(r.args[i], r.outputs);
     out += r.args.empty() ? "],\n" : "\n  ],\n";
     out += "  \"traced_ns\": " + (r.traced_ns ? std::to_string(*r.traced_ns) : std::string("null")) + ",\n";
     out += "  \"skipped\": " + (r.skipped ? json_escape(*r.skipped) : std::string("null")) + "\n";

@@ -37,6 +37,10 @@ std::optional<std::string> arg_skip_reason(ArgKind kind, uint32_t index);
 // clprobe's stdout) or device-side enqueue. Program-wide: the layer does not parse which kernel
 // calls what, so every kernel of such a program is skipped.
 std::optional<std::string> source_skip_reason(std::string_view source);
+// The source with comments and string and character literals blanked (newlines kept): code alone.
+std::string code_only(std::string_view source);
+// Whether `code` calls `name`: the whole word followed by optional spaces and '('.
+bool calls(std::string_view code, std::string_view name);
 
 // "600.0 MiB"
 std::string mib_text(uint64_t bytes);
@@ -45,7 +49,8 @@ std::string mib_text(uint64_t bytes);
 class CaptureBudget {
   public:
     explicit CaptureBudget(uint64_t total = 256ull << 20) : total_(total) {}
-    // Takes `bytes` from what is left, or returns the reason it does not fit (nothing taken).
+    // Takes `bytes` from what is left, or returns the reason it does not fit (nothing taken): more
+    // than is left, or more than half of the whole budget.
     std::optional<std::string> charge(uint64_t bytes);
     // Gives back bytes charged for a capture that was not written.
     void refund(uint64_t bytes) { used_ -= bytes > used_ ? used_ : bytes; }
@@ -117,6 +122,9 @@ struct CaptureRecord {
     std::vector<CaptureArg> args;
     std::optional<uint64_t> traced_ns;
     std::optional<std::string> skipped;
+    // false: the arguments' contents after the launch were not kept ("output": null), a capture
+    // for counting the launch's work only (`trace --work` without `--replay`).
+    bool outputs = true;
 };
 
 // The program file of an origin: program.cl, program.spv, program.bin ("" for an unknown origin).

@@ -92,6 +92,10 @@
 //                                                           keeps its records from <t> on; written when
 //                                                           the period changes and at exit
 //   X <t>                                                   the layer shut down at a normal exit
+//   C <t0> <t1> <thread>                                    the layer's own work capturing a launch for
+//                                                           replay or work counting (its waits, reads and
+//                                                           files around the launch), host clock: the
+//                                                           analysis cuts it out of the program's time
 //   V <name> <value>                                        after O: a variable of the process's
 //                                                           environment that CLPROBE_TRACE_ENV names
 //                                                           (a launcher's rank: which MPI rank the

@@ -11,6 +11,7 @@
 #include "cl/command_timing.hpp"
 #include "cl/device_catalog.hpp"
 #include "core/atomic_file.hpp"
+#include "layer/replay_format.hpp"
 #include "replay/capture_reader.hpp"
 #include "replay/launch_variants.hpp"
 #include "replay/output_compare.hpp"
@@ -57,16 +58,28 @@ class Replayer {
         queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
         for (const auto& a : c_.args) {
             inputs_.push_back(a.has_data() ? read_bytes(a.input, a.size) : std::vector<unsigned char>{});
-            outputs_.push_back(a.has_data() ? read_bytes(a.output, a.size) : std::vector<unsigned char>{});
+            if (a.has_data() && a.output.empty()) {
+                // A capture for counting work alone: nothing to check a replay's outputs against.
+                if (!options_.launch_only)
+                    throw Stop{ReplayStatus::invalid,
+                               "captured without its outputs (for `trace --work` alone): "
+                               "trace again with --replay N to replay it"};
+                outputs_without_capture_ = true;
+            }
+            outputs_.push_back(a.has_data() && !a.output.empty()
+                                   ? read_bytes(a.output, a.size)
+                                   : std::vector<unsigned char>(a.has_data() ? a.size : 0));
         }
         program_bytes_ = read_bytes(c_.program_file, fs::file_size(c_.program_file));
     }
 
     void run(ReplayResult& result) {
-        if (c_.origin == ProgramOrigin::source) check_source();
+        // A launch run only to be counted may print: its output goes nowhere that matters.
+        if (c_.origin == ProgramOrigin::source && !options_.launch_only) check_source();
         const auto t0 = std::chrono::steady_clock::now();
         std::string log;
-        cl::Program program = build(c_.options, log);
+        cl::Program program = build(
+            options_.extra_build_options.empty() ? c_.options : c_.options + " " + options_.extra_build_options, log);
         result.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         cl::Kernel kernel = make_kernel(program);
         arg_types(kernel);
@@ -83,6 +96,10 @@ class Replayer {
         ref.options = c_.options;
         result.variants.push_back(ref);
         if (!ref.failure.empty()) throw Stop{ReplayStatus::failed, "the launch as captured failed: " + ref.failure};
+        if (options_.launch_only) {
+            result.status = ReplayStatus::replayed;
+            return;
+        }
         if (ref.check != OutputCheck::identical)
             throw Stop{ReplayStatus::not_reproducible,
                        fmt::format("the launch as captured does not give the captured outputs: {}",
@@ -91,18 +108,27 @@ class Replayer {
         result.bandwidth = bandwidth(buffers, *ref.summary);
 
         std::vector<LocalSizeVariant> local_sizes;
-        try {
-            GroupLimits limits;
-            limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
-            limits.preferred_multiple = kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
-            const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
-            for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
-                limits.max_item_sizes[d] = items[d];
-            local_sizes = local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits);
-        } catch (const cl::Error& e) {
-            // Without the limits no local size can be chosen safely; the other what-ifs still run.
-            progress(std::string("no local-size variants: ") + to_cl_error(e).what());
-        }
+        // A __local argument is sized by the program for its own work-group: another local size
+        // with the same argument would read or write past it (a replay of darktable's nlmeans_vert
+        // at local size NULL crashed PoCL inside the kernel).
+        const bool sized_for_group =
+            std::any_of(c_.args.begin(), c_.args.end(), [](const CapturedArg& a) { return a.kind == ArgKind::local; });
+        if (sized_for_group)
+            progress("no local-size variants: its __local arguments are sized for its own work-group");
+        else
+            try {
+                GroupLimits limits;
+                limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
+                limits.preferred_multiple =
+                    kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
+                const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+                for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
+                    limits.max_item_sizes[d] = items[d];
+                local_sizes = local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits);
+            } catch (const cl::Error& e) {
+                // Without the limits no local size can be chosen safely; the other what-ifs still run.
+                progress(std::string("no local-size variants: ") + to_cl_error(e).what());
+            }
         for (const auto& v : local_sizes) {
             progress("local size " + v.label);
             VariantResult r = launch(kernel, buffers, v.local, VariantKind::local_size, v.label);
@@ -156,9 +182,7 @@ class Replayer {
     // its device-side enqueues, and does not try.
     void check_source() const {
         const std::string_view src(reinterpret_cast<const char*>(program_bytes_.data()), program_bytes_.size());
-        if (src.find("printf") != std::string_view::npos) throw Stop{ReplayStatus::skipped, "kernel uses printf"};
-        if (src.find("enqueue_kernel") != std::string_view::npos)
-            throw Stop{ReplayStatus::skipped, "device-side enqueue"};
+        if (auto reason = layer::replay::source_skip_reason(src)) throw Stop{ReplayStatus::skipped, *reason};
     }
 
     cl::Program build(const std::string& options, std::string& log) {
@@ -366,12 +390,14 @@ class Replayer {
             const cl::NDRange offset = c_.global_offset ? nd_range(*c_.global_offset, c_.work_dim) : cl::NullRange;
             const cl::NDRange global = nd_range(c_.global_size, c_.work_dim);
             const cl::NDRange group = local ? nd_range(*local, c_.work_dim) : cl::NullRange;
-            for (int s = 0; s <= options_.samples; ++s) {
+            const int samples = options_.launch_only ? 0 : options_.samples;
+            for (int s = 0; s <= samples; ++s) {
                 upload(buffers);
                 cl::Event done;
                 queue_.enqueueNDRangeKernel(kernel, offset, global, group, nullptr, &done);
                 if (s == 0) {
                     done.wait();
+                    if (outputs_without_capture_) continue;  // nothing captured to compare with: not_checked
                     r.check = OutputCheck::identical;
                     for (std::size_t i = 0; i < c_.args.size(); ++i) {
                         if (!c_.args[i].has_data()) continue;
@@ -382,7 +408,7 @@ class Replayer {
                 }
                 r.samples_ns.push_back(command_seconds(done) * 1e9);
             }
-            r.summary = summarize(r.samples_ns);
+            if (!r.samples_ns.empty()) r.summary = summarize(r.samples_ns);
         } catch (const cl::Error& e) {
             return failed(kind, label, to_cl_error(e).what());
         } catch (const ClError& e) {
@@ -546,7 +572,8 @@ class Replayer {
     std::vector<std::vector<unsigned char>> inputs_, outputs_;
     std::vector<unsigned char> program_bytes_;
     std::vector<ElementType> types_;
-    std::vector<cl::Sampler> samplers_;  // per argument: the sampler of a sampler argument
+    std::vector<cl::Sampler> samplers_;     // per argument: the sampler of a sampler argument
+    bool outputs_without_capture_ = false;  // a capture without outputs (trace --work alone)
 };
 
 // Names as drivers spell them, less trailing NULs and spaces (some drivers pad CL_DEVICE_NAME).
@@ -556,7 +583,15 @@ std::string trimmed(std::string s) {
     return s;
 }
 
-std::optional<cl::Device> find_device(const CapturedDevice& want, const DeviceCatalog& catalog) {
+std::optional<cl::Device> find_device(const CapturedDevice& want, const DeviceCatalog& catalog,
+                                      const std::string& platform) {
+    if (!platform.empty()) {
+        for (std::size_t i = 0; i < catalog.listings.size() && i < catalog.devices.size(); ++i)
+            for (const auto& p : catalog.platforms)
+                if (p.index == catalog.listings[i].platform_index && trimmed(p.name) == platform)
+                    return catalog.devices[i];
+        return std::nullopt;
+    }
     for (std::size_t i = 0; i < catalog.listings.size() && i < catalog.devices.size(); ++i) {
         const auto& l = catalog.listings[i];
         for (const auto& p : catalog.platforms)
@@ -585,11 +620,12 @@ ReplayResult replay_with(const CaptureLoad& load, const DeviceCatalog& catalog, 
         result.reason = *c.skipped;
         return result;
     }
-    const auto device = find_device(c.device, catalog);
+    const auto device = find_device(c.device, catalog, options.platform);
     if (!device) {
         result.status = ReplayStatus::device_not_available;
-        result.reason = catalog.error
-                            ? "no OpenCL platform: " + *catalog.error
+        result.reason = catalog.error ? "no OpenCL platform: " + *catalog.error
+                        : !options.platform.empty()
+                            ? fmt::format("no platform '{}' here", options.platform)
                             : fmt::format("no device '{}' on a platform '{}' here", c.device.name, c.device.platform);
         return result;
     }

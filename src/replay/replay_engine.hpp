@@ -19,6 +19,15 @@ struct ReplayOptions {
     int samples = 7;              // timed launches per variant, after one untimed, checked launch
     std::size_t max_kernels = 0;  // replay at most this many captures (0: all), the longest traced first
     std::function<void(const std::string&)> progress;  // one line per step, for stderr; may be empty
+    // The launch as captured, once, its outputs checked and not required to match (variants[0]
+    // says how they compared); no timing, no variants, no bandwidth check. What `__count-work`
+    // runs under Oclgrind, whose plugin counts the launch's work.
+    bool launch_only = false;
+    // Non-empty: the first device of the platform of this name, not the device the capture names.
+    std::string platform;
+    // Appended to the captured build options of the launch as captured (launch_only counting:
+    // -cl-opt-disable where the simulator lacks an intrinsic its optimiser formed).
+    std::string extra_build_options;
 };
 
 // One capture folder, as read, replayed on the device it names (platform and device name).

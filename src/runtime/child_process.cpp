@@ -59,7 +59,7 @@ void keep_tail(std::string& tail, const char* data, std::size_t n) {
 }
 
 // Reads what is there; false at end of file (or an error), when the descriptor is closed.
-bool drain(int& fd, std::string* tail, ChildChannelReader* channel) {
+bool drain(int& fd, std::string* tail, ChildChannelReader* channel, bool forward = true) {
     char buf[8192];
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -68,7 +68,8 @@ bool drain(int& fd, std::string* tail, ChildChannelReader* channel) {
             if (tail) {
                 keep_tail(*tail, buf, static_cast<std::size_t>(n));
                 // The child's driver chatter still reaches the user, as it did in one process.
-                [[maybe_unused]] const ssize_t w = ::write(STDERR_FILENO, buf, static_cast<std::size_t>(n));
+                if (forward) [[maybe_unused]]
+                    const ssize_t w = ::write(STDERR_FILENO, buf, static_cast<std::size_t>(n));
             }
             if (static_cast<std::size_t>(n) < sizeof buf) return true;
             continue;
@@ -157,7 +158,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const ChildLimits& 
         else
             ::usleep(20000);
         if (channel_fd >= 0) drain(channel_fd, nullptr, &reader);
-        if (output_fd >= 0) drain(output_fd, &out.output_tail, nullptr);
+        if (output_fd >= 0) drain(output_fd, &out.output_tail, nullptr, limits.forward_output);
         while (reader.has_message()) {
             const ChildMessage m = reader.take_message();
             if (m.kind != ChildMessage::Kind::start) {

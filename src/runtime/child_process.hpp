@@ -20,6 +20,9 @@ struct ChildLimits {
     // After its last expected result arrived, how long it may take to exit before SIGKILL (a
     // driver that hangs in its teardown): the results stand either way.
     double exit_seconds = 2;
+    // Its stdout and stderr also reach ours (a probe's driver chatter, as in one process); off for
+    // children whose output is only evidence (a simulator's messages): the tail is kept either way.
+    bool forward_output = true;
 };
 
 // What the supervisor hands to its caller as the child speaks.

@@ -160,6 +160,7 @@ ProgramTrace merge_processes(const std::vector<ProgramTrace>& processes) {
             job.sampling.since = p.sampling.since;
         job.sampling.max_period = std::max(job.sampling.max_period, p.sampling.max_period);
         job.sampling.dropped_writes += p.sampling.dropped_writes;
+        job.captures.insert(job.captures.end(), p.captures.begin(), p.captures.end());
         for (TracedWait w : p.waits) {
             if (w.queue) *w.queue += queue_base;
             threads = std::max(threads, w.thread);

@@ -167,6 +167,9 @@ struct ProgramTrace {
     std::uint64_t failed_commands = 0;        // enqueues that returned an error
     std::vector<TracedAggregate> aggregates;  // commands kept out of a sampled timeline
     TraceSampling sampling;
+    // C records: the layer's own work capturing launches (--work, --replay), host clock [begin, end):
+    // not the program's time, so the analysis cuts it out (trace/capture_time.hpp).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> captures;
 
     bool empty() const { return format_version == 0; }
     std::string_view kernel_name(const TracedCommand& c) const;

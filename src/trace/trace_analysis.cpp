@@ -8,6 +8,7 @@
 
 #include "core/stats.hpp"
 #include "trace/app_measurements.hpp"
+#include "trace/capture_time.hpp"
 #include "trace/capture_windows.hpp"
 #include "trace/device_clock.hpp"
 #include "trace/job_patterns.hpp"
@@ -215,11 +216,30 @@ ProbeResult program_probe_result(TraceAnalysis analysis) {
     return r;
 }
 
+namespace {
+
+TraceAnalysis analyse_aligned(const ProgramTrace& trace, const AlignedTimes& aligned, const ChildRun& run,
+                              const BandwidthRoofs& roofs);
+
+}  // namespace
+
 TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, const BandwidthRoofs& roofs) {
+    const AlignedTimes aligned = align_device_times(trace, run.start_ns, run.end_ns);
+    if (trace.captures.empty()) return analyse_aligned(trace, aligned, run, roofs);
+    // The layer's capture work, cut out: the program is analysed as it runs without it.
+    const TimeCut cut = capture_cut(trace, aligned, run);
+    TraceAnalysis out = analyse_aligned(cut.apply(trace), cut.apply(aligned), cut.apply(run), roofs);
+    out.facts.run.capture_seconds = static_cast<double>(cut.total_ns()) * 1e-9;
+    return out;
+}
+
+namespace {
+
+TraceAnalysis analyse_aligned(const ProgramTrace& trace, const AlignedTimes& aligned, const ChildRun& run,
+                              const BandwidthRoofs& roofs) {
     TraceAnalysis out;
     TraceFacts& f = out.facts;
     f.run = run_facts(trace, run);
-    const AlignedTimes aligned = align_device_times(trace, run.start_ns, run.end_ns);
     f.run.commands_without_times = aligned.missing;
     time_stages(trace, aligned, run, f);
     std::vector<std::vector<double>> launch_seconds, rates;
@@ -246,5 +266,7 @@ TraceAnalysis analyse_trace(const ProgramTrace& trace, const ChildRun& run, cons
     f.kernels = std::move(sorted);
     return out;
 }
+
+}  // namespace
 
 }  // namespace clprobe

@@ -108,6 +108,7 @@ class Reader {
         if (type == "A") return aggregate(f);
         if (type == "Z") return sampling(f);
         if (type == "V") return variable(f);
+        if (type == "C") return capture_time(f);
         return true;
     }
 
@@ -336,6 +337,14 @@ class Reader {
         o.start = unsigned_of(f.at[3]);
         if (f.count > 4) o.command_line = f.at[4];
         trace_.origin = std::move(o);
+        return true;
+    }
+
+    bool capture_time(const Fields& f) {
+        if (f.count < 3) return false;
+        const std::uint64_t begin = unsigned_of(f.at[1]), end = unsigned_of(f.at[2]);
+        if (end > begin) trace_.captures.emplace_back(begin, end);
+        seen(end);
         return true;
     }
 

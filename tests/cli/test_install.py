@@ -38,10 +38,13 @@ def test_install_layout_and_layer_lookup():
             expect(path in files, f"{path} not installed: {sorted(files)}")
         if os.path.exists(os.path.join(BUILD_DIR, "clprobe.1")):
             expect("share/man/man1/clprobe.1" in files, "the man page was built but not installed")
-        # Only the tool and its layer are programs: no test binary, fuzz target or fault layer.
+        # Only the tool, its layer and (when built) its work-counting plugin for Oclgrind are
+        # programs: no test binary, fuzz target or fault layer.
         programs = {f for f in files if not f.startswith("share/")}
-        expect(programs == {"bin/clprobe", f"{libdir}/clprobe/libclprobe_trace_layer.so"},
-               f"other programs installed: {sorted(programs)}")
+        expected = {"bin/clprobe", f"{libdir}/clprobe/libclprobe_trace_layer.so"}
+        if os.path.exists(os.path.join(BUILD_DIR, "libclprobe_work_counter.so")):
+            expected.add(f"{libdir}/clprobe/libclprobe_work_counter.so")
+        expect(programs == expected, f"other programs installed: {sorted(programs)}")
         # The installed binary, with no layer next to it, finds the installed one, which the traced
         # program (the installed clprobe listing devices) loads: its records open with the header.
         exe = os.path.join(prefix, "bin", "clprobe")

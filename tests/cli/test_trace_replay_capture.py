@@ -152,9 +152,10 @@ def test_too_large_skipped_with_the_budget_reason():
 
 
 def test_off_by_default_and_bad_values_exit_2():
-    r, records = traced("replay_fast_math", "off")
+    # Captures are taken for --replay and for --work (on by default); with neither, none.
+    r, records = traced("replay_fast_math", "off", "--work", "0")
     expect(r.rc == 0, "trace without --replay", r)
-    expect(not os.path.exists(os.path.join(records, "replay")), "a replay folder without --replay")
+    expect(not os.path.exists(os.path.join(records, "replay")), "a replay folder without --replay and --work")
     for option, value in (("--replay", "-1"), ("--replay", "many"), ("--replay-budget", "12Q"),
                           ("--replay-budget", "0"), ("--replay-budget", "")):
         bad = os.path.join(WORK, "bad")

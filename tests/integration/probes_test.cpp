@@ -1,12 +1,15 @@
 // Each kernel-layer probe, in quick mode on the test device: it ends Ok (or Unsupported with a
 // reason), every sample is finite and positive, the headline ceilings exist, and a kernel that
 // computes the wrong thing makes its probe fail instead of reporting a time.
+#include <fmt/core.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "core/memory_roofs.hpp"
+#include "kernel/int_mix.hpp"
 #include "probe_factories.hpp"
 #include "session_fixture.hpp"
 
@@ -23,14 +26,18 @@ std::size_t count(const ProbeResult& r, const std::string& metric) {
 
 }  // namespace
 
-TEST_CASE("kernel.bandwidth measures 14 verified variants and a peak", "[probes]") {
+TEST_CASE("kernel.bandwidth measures its verified variants and a peak", "[probes]") {
     auto probe = make_bandwidth_probe();
     const ProbeResult r = test::run_quick(*probe, test::shared_session());
     INFO(r.reason);
     REQUIRE(r.status == ProbeStatus::ok);
-    // read and copy at widths 1, 4, 16 in both patterns outside --full, and two-stream reads of
-    // float4 and float16
-    CHECK(count(r, "kernel.bandwidth") == 14);
+    // read and copy at widths 1, 4, 16 in both patterns outside --full (a quick run on a CPU device:
+    // the interleaved pattern at 16 only), and two-stream reads of float4 and float16
+    const bool cpu = test::shared_session().info().type == "cpu";
+    const std::size_t variants = cpu ? 10 : 14;
+    CHECK(count(r, "kernel.bandwidth") == variants);
+    CHECK(find_measurement(r, "kernel.bandwidth", {{"access", "read"}, {"pattern", "interleaved"}, {"vector", "16"}}) !=
+          nullptr);
     for (const char* w : {"4", "16"})
         CHECK(find_measurement(r, "kernel.bandwidth", {{"access", "read"}, {"streams", "2"}, {"vector", w}}) !=
               nullptr);
@@ -42,7 +49,7 @@ TEST_CASE("kernel.bandwidth measures 14 verified variants and a peak", "[probes]
     const auto* peak = find_measurement(r, "kernel.peak.bandwidth");
     REQUIRE(peak != nullptr);
     CHECK(peak->labels.empty());
-    CHECK_THAT(peak->note, Catch::Contains("best of 14 variants"));
+    CHECK_THAT(peak->note, Catch::Contains(fmt::format("best of {} variants", variants)));
     // The peak is the best variant's median, not something larger.
     for (const auto& m : r.measurements)
         CHECK(m.summary.median <= peak->summary.median);
@@ -134,6 +141,161 @@ TEST_CASE("kernel.compute.fp64 and fp16 end Ok, or Unsupported with a reason", "
     if (test::shared_session().info().fp64) {
         auto probe = make_compute_probe(Precision::fp64);
         CHECK(test::run_quick(*probe, test::shared_session()).status == ProbeStatus::ok);
+    }
+}
+
+TEST_CASE("kernel.compute.int32 measures every mix and shape, each checked bit for bit, and a peak in GIOP/s",
+          "[probes]") {
+    auto probe = make_int_compute_probe();
+    CHECK(probe->id() == "kernel.compute.int32");
+    const ProbeResult r = test::run_quick(*probe, test::shared_session());
+    INFO(r.reason);
+    REQUIRE(r.status == ProbeStatus::ok);
+    // mul at 6 shapes (--full adds uint2 and scalar with 16 chains), md5 and md5xor at 3 each, arx
+    // at 2 (--full: 8 each)
+    CHECK(count(r, "kernel.compute") == 14);
+    for (const char* chains : {"4", "8", "16"})
+        CHECK(find_measurement(r, "kernel.compute",
+                               {{"precision", "int32"}, {"mix", "mul"}, {"vector", "16"}, {"chains", chains}}) !=
+              nullptr);
+    for (const char* width : {"1", "4", "8"})
+        CHECK(find_measurement(r, "kernel.compute",
+                               {{"precision", "int32"}, {"mix", "mul"}, {"vector", width}, {"chains", "8"}}) !=
+              nullptr);
+    for (const char* mix : {"md5", "md5xor", "arx"})
+        for (const char* width : {"1", "16"})
+            CHECK(find_measurement(r, "kernel.compute",
+                                   {{"precision", "int32"}, {"mix", mix}, {"vector", width}, {"chains", "8"}}) !=
+                  nullptr);
+    for (const char* mix : {"md5", "md5xor"})
+        CHECK(find_measurement(r, "kernel.compute",
+                               {{"precision", "int32"}, {"mix", mix}, {"vector", "16"}, {"chains", "4"}}) != nullptr);
+    // Every variant names its mix.
+    for (const auto& m : r.measurements)
+        if (m.metric == "kernel.compute") CHECK(m.labels.count("mix") == 1);
+    const Measurement* peak = find_measurement(r, "kernel.peak.int32");
+    REQUIRE(peak != nullptr);
+    CHECK(peak->unit == "GIOP/s");
+    CHECK(peak->labels.empty());
+    CHECK(peak->summary.median > 0);
+    CHECK_THAT(peak->note, Catch::Contains("best of 14 variants"));
+    CHECK_THAT(peak->note, Catch::Contains("chains="));
+    // The peak is the fastest variant of any mix, and its note and attributes name that mix.
+    double fastest = 0;
+    const Measurement* winner = nullptr;
+    for (const auto& m : r.measurements) {
+        CHECK(m.unit == "GIOP/s");
+        CHECK(m.summary.median <= peak->summary.median);
+        if (m.metric == "kernel.compute" && m.summary.median > fastest) {
+            fastest = m.summary.median;
+            winner = &m;
+        }
+    }
+    REQUIRE(winner != nullptr);
+    CHECK(peak->summary.median == fastest);
+    const std::string mix = winner->labels.at("mix");
+    CHECK(r.attributes.at("peak_mix").get<std::string>() == mix);
+    CHECK_THAT(peak->note, Catch::Contains("mix=" + mix));
+    CHECK(r.attributes.at("peak_kernel").get<std::string>() ==
+          mix + "_v" + winner->labels.at("vector") + "_c" + winner->labels.at("chains"));
+    // Each mix's best median, the winner's the peak.
+    const auto& mix_peaks = r.attributes.at("mix_peaks");
+    for (const char* m : {"mul", "md5", "md5xor", "arx"}) {
+        REQUIRE(mix_peaks.contains(m));
+        CHECK(mix_peaks.at(m).get<double>() > 0);
+        CHECK(mix_peaks.at(m).get<double>() <= peak->summary.median);
+    }
+    CHECK(mix_peaks.at(mix).get<double>() == peak->summary.median);
+    CHECK_THAT(r.attributes.at("ops_counted").get<std::string>(), Catch::Contains("mul 8 a step"));
+    CHECK_THAT(r.attributes.at("ops_counted").get<std::string>(), Catch::Contains("md5 9 a step, 4 steps a trip"));
+    CHECK_THAT(r.attributes.at("ops_counted").get<std::string>(), Catch::Contains("md5xor 8 a step"));
+    CHECK_THAT(r.attributes.at("ops_counted").get<std::string>(), Catch::Contains("arx 12"));
+    test::check_samples(r);
+}
+
+TEST_CASE("an integer mix kernel that rotates by the wrong amount fails verification", "[probes][verification]") {
+    // A rotation off by one bit (mul, arx; md5 and md5xor share theirs, and md5 is checked first)
+    // or md5xor's F selecting the wrong word: as fast, and every value differs. Each mix's kernels
+    // are checked after every earlier mix's passed.
+    struct Planted {
+        const char* from;
+        const char* to;
+        const char* kernel;
+    };
+    const Planted planted[] = {{"vr = (vec_t)7u", "vr = (vec_t)8u", "mul_v"},
+                               {"b##j, 17u)", "b##j, 18u)", "md5_v"},
+                               {"(z ^ (x & (y ^ z)))", "(y ^ (x & (y ^ z)))", "md5xor_v"},
+                               {"(vec_t)8u)", "(vec_t)9u)", "arx_v"}};
+    for (const Planted& p : planted) {
+        INFO(p.kernel);
+        const auto dir = test::patched_kernel_dir("peak/int32.cl", p.from, p.to);
+        auto session = test::session_with_kernels(dir);
+        auto probe = make_int_compute_probe();
+        const ProbeResult r = test::run_quick(*probe, *session);
+        std::filesystem::remove_all(dir);
+        CHECK(r.status == ProbeStatus::error);
+        CHECK_THAT(r.reason, Catch::StartsWith("verification failed"));
+        CHECK_THAT(r.reason, Catch::Contains(p.kernel));
+        CHECK(count(r, "kernel.peak.int32") == 0);
+    }
+}
+
+TEST_CASE("the host's integer mixes match independent references and catch one wrong bit", "[verification]") {
+    using int_mix::Mix;
+    // One step of each, against independent implementations: the mul step from Python, the first
+    // step of MD5("") (m = M[0] = 0x80, k = K[0] = 0xd76aa478, from a Python MD5 that matches
+    // hashlib), and RFC 8439's quarter-round test vector (section 2.1.1).
+    static_assert(int_mix::step(0, int_mix::coef_b, int_mix::coef_c) == 0xa42f77a0u);
+    static_assert(int_mix::md5_step(0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0x80u, 0xd76aa478u, 7) ==
+                  0xa5202774u);
+    static_assert(int_mix::arx_trip({0x11111111u, 0x01020304u, 0x9b8d6f43u, 0x01234567u}) ==
+                  int_mix::Words{0xea2a92f4u, 0xcb1cf8ceu, 0x4581472eu, 0x5881c4bbu});
+    // Lane sums of work-item 5 of <mix>_v4_c8 after 3 trips, from a separate Python implementation
+    // of kernels/peak/int32.cl's recurrences (md5xor computes md5's values).
+    struct Reference {
+        Mix mix;
+        std::uint32_t item5[4];
+    };
+    const Reference references[] = {{Mix::mul, {0x090fa54eu, 0x30335aa0u, 0xfc94e0b6u, 0x82d3e983u}},
+                                    {Mix::md5, {0xa2c4927au, 0x3956ebb9u, 0x04c1ef2au, 0x52523eafu}},
+                                    {Mix::md5xor, {0xa2c4927au, 0x3956ebb9u, 0x04c1ef2au, 0x52523eafu}},
+                                    {Mix::arx, {0x5c93d026u, 0x267399ffu, 0x0af1e850u, 0xc5354490u}}};
+    constexpr std::size_t items = 10, width = 4;
+    constexpr int w = static_cast<int>(width), chains = 8;
+    for (const Reference& ref : references) {
+        INFO(int_mix::name(ref.mix));
+        std::vector<std::uint32_t> device(items * width);
+        for (std::size_t item = 0; item < items; ++item)
+            for (std::size_t lane = 0; lane < width; ++lane)
+                for (int j = 0; j < chains; ++j) {
+                    const int l = static_cast<int>(lane);
+                    if (ref.mix == Mix::mul) {
+                        std::uint32_t a = int_mix::start_value(item, j, l);
+                        for (int t = 0; t < 3; ++t)
+                            a = int_mix::step(a, int_mix::coef_b, int_mix::coef_c);
+                        device[item * width + lane] += a;
+                    } else {
+                        int_mix::Words v = int_mix::start_words(item, j, l);
+                        for (int t = 0; t < 3; ++t)
+                            v = ref.mix == Mix::arx ? int_mix::arx_trip(v)
+                                                    : int_mix::md5_trip(v, int_mix::coef_b, int_mix::coef_c);
+                        device[item * width + lane] += v[0] + v[1] + v[2] + v[3];
+                    }
+                }
+        for (std::size_t lane = 0; lane < width; ++lane)
+            CHECK(device[5 * width + lane] == ref.item5[lane]);
+        CHECK_FALSE(int_mix::check(ref.mix, device, items, w, chains, 3).has_value());
+        // One bit off in one lane of one work-item: every work-item is checked here (10 < 64).
+        device[5 * width + 2] ^= 1u << 17;
+        const auto wrong = int_mix::check(ref.mix, device, items, w, chains, 3);
+        REQUIRE(wrong.has_value());
+        CHECK_THAT(*wrong, Catch::Contains("item 5 lane 2"));
+        device[5 * width + 2] ^= 1u << 17;
+        // The same buffer after another trip count, or read as a mix of other values, is wrong.
+        CHECK(int_mix::check(ref.mix, device, items, w, chains, 4).has_value());
+        const auto family = [](Mix m) { return m == Mix::md5xor ? Mix::md5 : m; };
+        for (const Mix other : int_mix::all_mixes)
+            if (family(other) != family(ref.mix)) CHECK(int_mix::check(other, device, items, w, chains, 3).has_value());
     }
 }
 

@@ -18,6 +18,7 @@
 #include "cl/kernel_args.hpp"
 #include "cl/kernel_sources.hpp"
 #include "glm/glm_device.hpp"
+#include "kernel/int_mix.hpp"
 #include "runtime/probe.hpp"
 
 using namespace clprobe;
@@ -100,6 +101,21 @@ void compute_kernels(DeviceSession& s, const char* options, std::size_t element_
             k.setArg(2, 0.5f);
         }
         k.setArg(3, cl_uint{3});
+        run(s, k, items, local);
+    }
+}
+
+// kernel.compute.int32's integer mix: every <mix>_v<W>_c<CHAINS> shape the file defines, with the
+// probe's arguments.
+void int_compute_kernels(DeviceSession& s) {
+    constexpr std::size_t local = 4, items = 8;
+    cl::Buffer out(s.context(), CL_MEM_WRITE_ONLY, items * 16 * sizeof(cl_uint));
+    const std::string names = s.kernels().program("peak/int32.cl").program.getInfo<CL_PROGRAM_KERNEL_NAMES>();
+    for (std::size_t begin = 0; begin < names.size();) {
+        const std::size_t end = std::min(names.find(';', begin), names.size());
+        cl::Kernel k = s.kernels().kernel("peak/int32.cl", names.substr(begin, end - begin).c_str());
+        begin = end + 1;
+        set_args(k, out, cl_uint{int_mix::coef_b}, cl_uint{int_mix::coef_c}, cl_uint{3});
         run(s, k, items, local);
     }
 }
@@ -306,6 +322,7 @@ int main() {
             memory_levels_kernels(s);
             compute_kernels(s, "-D REAL=float", 4);
             if (s.info().fp64) compute_kernels(s, "-D REAL=double -D REAL_IS_DOUBLE", 8);
+            int_compute_kernels(s);
             transfer_kernels(s);
             attention_kernels(s);
             drift_kernels(s);

@@ -84,6 +84,21 @@ TEST_CASE("ceiling checks: rates meet the ceiling of their own precision only", 
     CHECK_THAT(describe(found[1]), Catch::Matchers::Contains("(1 more measured rate is above it)"));
 }
 
+TEST_CASE("ceiling checks: the int32 ceiling meets integer rates only", "[ceiling_checks]") {
+    const auto int_peak = rate("kernel.peak.int32", "GIOP/s", {}, steady(150));
+    // An integer rate above it (a made-up kernel of counted integer operations), in the ceiling's unit.
+    const auto hashing = rate("example.hash.giops", "GIOP/s", {{"precision", "int32"}}, steady(200));
+    // Its own variants, and an fp32 rate of a larger number in another unit, are no violation.
+    const auto variant = rate("kernel.compute", "GIOP/s", {{"precision", "int32"}, {"vector", "16"}}, steady(180));
+    const auto flops = rate("attention.prefill.gflops", "GFLOP/s", {}, steady(900));
+    CHECK(compute_ceiling_violations(report_on("gpu", {int_peak, variant, flops})).empty());
+    const auto found = compute_ceiling_violations(report_on("gpu", {int_peak, variant, flops, hashing}));
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].ceiling_metric == "kernel.peak.int32");
+    CHECK(found[0].unit == "GIOP/s");
+    CHECK(found[0].achieved_metric == "example.hash.giops");
+}
+
 TEST_CASE("ceiling checks: host rates do not bound a GPU's ceilings; its own kernels do", "[ceiling_checks]") {
     const auto host_prefill = make_measurement("attention.host_blas.prefill.gflops", "GFLOP/s", {}, steady(500),
                                                TimerKind::host_steady_clock);

@@ -37,6 +37,13 @@ TEST_CASE("replay: skip reasons name the argument", "[replay]") {
     CHECK(arg_skip_reason(ArgKind::unknown, 5) == "pipe or unknown argument 5");
     CHECK(source_skip_reason("kernel void k() { printf(\"%d\", 1); }") == "kernel uses printf");
     CHECK(source_skip_reason("kernel void k(queue_t q) { enqueue_kernel(q, 0, r, ^{}); }") == "device-side enqueue");
+    // Only a call in the code: a word in a comment or a string is not one (OpenMM's PME kernels).
+    CHECK_FALSE(source_skip_reason("// printf(\"x\") was here\nkernel void k() {}"));
+    CHECK_FALSE(source_skip_reason("/* use printf (\"%d\", i) to debug */ kernel void k() {}"));
+    CHECK_FALSE(source_skip_reason("constant char* s = \"printf(\\\"\";\nkernel void k() {}"));
+    CHECK_FALSE(source_skip_reason("kernel void k() { int my_printf = 0; int printf_count = 1; }"));
+    CHECK(source_skip_reason("/* debug */ kernel void k() { printf (\"%d\", 1); }") == "kernel uses printf");
+    CHECK(code_only("a /* b */ c // d\ne \"f\" 'g'") == "a         c     \ne \" \" ' '");
     CHECK_FALSE(source_skip_reason("kernel void k(global float* x) { x[0] = 1; }"));
 }
 
@@ -69,8 +76,15 @@ TEST_CASE("replay: the budget takes what fits and says why the rest does not", "
     const auto refused = budget.charge(600ull << 20);
     REQUIRE(refused);
     CHECK(*refused == "inputs and outputs 600.0 MiB exceed the capture budget (156.0 MiB left of 256.0 MiB)");
-    CHECK(budget.left() == 156ull << 20);      // a refusal takes nothing
-    CHECK_FALSE(budget.charge(156ull << 20));  // exactly what is left fits
+    CHECK(budget.left() == 156ull << 20);  // a refusal takes nothing
+    // One capture takes at most half the budget, so a first large kernel cannot starve the rest.
+    const auto greedy = budget.charge(129ull << 20);
+    REQUIRE(greedy);
+    CHECK(*greedy ==
+          "inputs and outputs 129.0 MiB exceed half the capture budget (128.0 MiB of 256.0 MiB): one "
+          "kernel may not take the room of all the others");
+    CHECK_FALSE(budget.charge(128ull << 20));  // half fits
+    CHECK_FALSE(budget.charge(28ull << 20));   // exactly what is left fits
     CHECK(budget.left() == 0);
     CHECK(budget.charge(1));
     budget.refund(56ull << 20);

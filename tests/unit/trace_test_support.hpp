@@ -118,6 +118,34 @@ inline RunReport trace_report(const ProgramTrace& trace, const ChildRun& run, st
     return r;
 }
 
+// The counted work `trace --work` would have added for a kernel (facts.work), as the report stores it.
+inline void add_counted_work(RunReport& r, KernelWorkFacts w) {
+    for (auto& result : r.results) {
+        if (result.id != trace_probe_id) continue;
+        auto facts = trace_facts_from_json(result.attributes["facts"]);
+        REQUIRE(facts);
+        facts->work.push_back(std::move(w));
+        record_trace_facts(result, *facts);
+    }
+}
+
+// A counted launch of a kernel: `bytes` loaded (and as many distinct), `flops` fp32, exact.
+inline KernelWorkFacts counted_work(const std::string& kernel, double launch_seconds, double bytes, double flops = 0,
+                                    double int_ops = 0) {
+    KernelWorkFacts w;
+    w.kernel = kernel;
+    w.counted = true;
+    w.method = "exact";
+    w.groups_total = w.groups_counted = w.groups_covered = 1;
+    w.launch_seconds = launch_seconds;
+    w.like_launches = 1;
+    w.global_load_bytes = bytes;
+    w.footprint_bytes = bytes;
+    w.flops_fp32 = flops;
+    w.int_ops = int_ops;
+    return w;
+}
+
 inline Measurement ceiling(const std::string& metric, const std::string& unit, double value, Labels labels = {},
                            bool higher_is_better = true) {
     return make_measurement(metric, unit, std::move(labels), {value, value, value}, TimerKind::device_profiling,
