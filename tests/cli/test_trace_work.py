@@ -22,6 +22,16 @@ BASELINE = os.path.join(WORK, "baseline.json")
 EXPECTED_ROOF = {"copy_f4": {"memory", "cache"}, "fma_f32": {"fp32"}, "int_mix": {"int32"}}
 
 
+def layer_loads_into_python():
+    # The sanitizer build's layer takes AddressSanitizer's runtime from the program that loads it
+    # (src/layer/CMakeLists.txt): Debian's python3 has none, so that layer cannot load into it.
+    # Counting itself runs under the sanitizers in test_work_count and test_trace's planted programs.
+    if "ASAN_OPTIONS" in os.environ:
+        print("skipped: an AddressSanitizer build's layer cannot load into", PROGRAM[0])
+        return False
+    return True
+
+
 def has_pyopencl():
     p = subprocess.run([PROGRAM[0], "-c", "import pyopencl, numpy"], capture_output=True)
     return p.returncode == 0
@@ -49,6 +59,8 @@ def program_result(report):
 
 
 def test_each_kernel_is_judged_against_the_roof_that_binds_it():
+    if not layer_loads_into_python():
+        return
     expect(has_pyopencl(), "python3-pyopencl is not installed (the setup script installs it)")
     plain = subprocess.run(PROGRAM, capture_output=True, env=ENV, timeout=600)
     p, report = traced("--replay", "3")
@@ -83,6 +95,8 @@ def test_each_kernel_is_judged_against_the_roof_that_binds_it():
 
 
 def test_work_off_and_counting_unavailable_say_why():
+    if not layer_loads_into_python():
+        return
     expect(has_pyopencl(), "python3-pyopencl is not installed (the setup script installs it)")
     _, report = traced("--work", "0")
     expect("work" not in program_result(report)["attributes"]["facts"], "--work 0 counted work")
