@@ -1,5 +1,10 @@
 #include "json/replay_json.hpp"
 
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
 #include "json/report_json.hpp"
 #include "rules/replay_findings.hpp"
 
@@ -35,7 +40,103 @@ json variant_json(const VariantResult& ref, const VariantResult& v) {
     return j;
 }
 
+// The enum value whose name is `name`, else `fallback`.
+template <class E, std::size_t N>
+E enum_named(const json& name, const std::array<E, N>& values, E fallback) {
+    if (!name.is_string()) return fallback;
+    for (E e : values)
+        if (to_string(e) == name.get<std::string>()) return e;
+    return fallback;
+}
+
+template <class T>
+T value_or(const json& j, const char* key, T fallback) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        return fallback;
+    }
+}
+
+double finite_or_inf(const json& v) {
+    return v.is_number() ? v.get<double>() : std::numeric_limits<double>::infinity();
+}
+
+VariantResult variant_from_json(const json& j) {
+    VariantResult v;
+    v.kind = enum_named(j.value("kind", json()),
+                        std::array{VariantKind::as_captured, VariantKind::local_size, VariantKind::build_options,
+                                   VariantKind::placement},
+                        VariantKind::as_captured);
+    v.label = value_or<std::string>(j, "label", "");
+    v.local_size = value_or<std::string>(j, "local_size", "");
+    v.options = value_or<std::string>(j, "options", "");
+    v.samples_ns = value_or<std::vector<double>>(j, "samples_ns", {});
+    try {
+        if (!v.samples_ns.empty()) v.summary = summarize(v.samples_ns);
+    } catch (const std::invalid_argument&) {
+        v.samples_ns.clear();
+    }
+    v.check = enum_named(j.value("outputs", json()),
+                         std::array{OutputCheck::identical, OutputCheck::within_tolerance, OutputCheck::changed,
+                                    OutputCheck::not_checked},
+                         OutputCheck::not_checked);
+    v.failure = value_or<std::string>(j, "failure", "");
+    if (const auto e = j.find("errors"); e != j.end() && e->is_object())
+        v.errors = OutputErrors{finite_or_inf(e->value("max_abs", json())), finite_or_inf(e->value("max_rel", json())),
+                                value_or<std::uint64_t>(*e, "differing", 0), value_or<std::string>(*e, "where", "")};
+    return v;
+}
+
+ReplayResult replay_result_from_json(const json& j) {
+    ReplayResult r;
+    r.folder = value_or<std::string>(j, "capture", "");
+    r.kernel = value_or<std::string>(j, "kernel", "");
+    r.pid = value_or<long long>(j, "pid", 0);
+    r.device = value_or<std::string>(j, "device", "");
+    r.status = enum_named(j.value("status", json()),
+                          std::array{ReplayStatus::replayed, ReplayStatus::skipped, ReplayStatus::invalid,
+                                     ReplayStatus::device_not_available, ReplayStatus::build_failed,
+                                     ReplayStatus::not_reproducible, ReplayStatus::failed},
+                          ReplayStatus::failed);
+    r.reason = value_or<std::string>(j, "reason", "");
+    if (const auto t = j.find("traced_ns"); t != j.end() && t->is_number()) r.traced_ns = t->get<long long>();
+    r.reliable = value_or<bool>(j, "reliable", false);
+    r.reliability = value_or<std::string>(j, "reliability", "");
+    r.tolerance = value_or<double>(j, "tolerance", 0);
+    r.build_ms = value_or<double>(j, "build_ms", 0);
+    if (const auto vs = j.find("variants"); vs != j.end() && vs->is_array())
+        for (const auto& v : *vs)
+            if (v.is_object()) r.variants.push_back(variant_from_json(v));
+    // A replayed result without its reference cannot be shown as one.
+    if (r.status == ReplayStatus::replayed && r.variants.empty()) r.status = ReplayStatus::failed;
+    if (const auto b = j.find("bandwidth"); b != j.end() && b->is_object()) {
+        BandwidthCheck c;
+        c.bytes = value_or<double>(*b, "bytes", 0);
+        c.kernel_gbps = value_or<double>(*b, "kernel_gbps", 0);
+        c.copy_gbps = value_or<double>(*b, "copy_gbps", 0);
+        c.copy_method = value_or<std::string>(*b, "copy_method", "");
+        c.api_copy_gbps = value_or<double>(*b, "api_copy_gbps", 0);
+        c.kernel_copy_gbps = value_or<double>(*b, "kernel_copy_gbps", 0);
+        c.copy_samples_ns = value_or<std::vector<double>>(*b, "copy_samples_ns", {});
+        r.bandwidth = c;
+    }
+    return r;
+}
+
 }  // namespace
+
+std::vector<ReplayResult> replay_results_from_json(const json& section) {
+    std::vector<ReplayResult> out;
+    if (!section.is_object() || section.value("schema", json()) != replay_schema) return out;
+    const auto replays = section.find("replays");
+    if (replays == section.end() || !replays->is_array()) return out;
+    for (const auto& r : *replays)
+        if (r.is_object()) out.push_back(replay_result_from_json(r));
+    return out;
+}
 
 json replay_result_to_json(const ReplayResult& r) {
     json variants = json::array();

@@ -1,5 +1,6 @@
 #pragma once
-// The replay's results as JSON (docs/report-schema.md, "Replay"). Pure, write-only.
+// The replay's results as JSON (docs/report-schema.md, "Replay"), and read back from a saved
+// report's trace.replay section for its renderers. Pure.
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,5 +16,10 @@ inline constexpr int replay_schema_version = 1;
 nlohmann::json replay_result_to_json(const ReplayResult& r);
 // {"schema", "schema_version", "replays": [...], "findings": [...]}
 nlohmann::json replay_to_json(const std::vector<ReplayResult>& results, const std::vector<Finding>& findings);
+
+// The results of a section written by replay_to_json. Lenient, as a renderer needs: a key it cannot
+// read keeps its default, a variant's summary is recomputed from its samples, and a section of
+// another schema or shape gives no results.
+std::vector<ReplayResult> replay_results_from_json(const nlohmann::json& section);
 
 }  // namespace clprobe::replay

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 
+#include "json/replay_json.hpp"
 #include "render/html_page.hpp"
 #include "render/html_trace_processes.hpp"
 #include "render/kernel_roof_cells.hpp"
+#include "render/replay_text.hpp"
 #include "render/svg_chart.hpp"
 #include "render/trace_summary_text.hpp"
 #include "render/value_format.hpp"
@@ -102,6 +104,34 @@ std::string transfers_table(const TraceFacts& f) {
                rows);
 }
 
+// The replay's what-if table of each capture (trace --replay), as the text report prints it.
+std::string replays_section(const RunReport& report) {
+    const auto result = std::find_if(report.results.begin(), report.results.end(),
+                                     [](const ProbeResult& p) { return p.id == "trace.replay"; });
+    if (result == report.results.end() || !result->attributes.contains("replay")) return {};
+    const auto replays = replay::replay_results_from_json(result->attributes["replay"]);
+    if (replays.empty()) return {};
+    std::string out = fmt::format("<h3>What-if replays ({} captures, {})</h3>\n", replays.size(),
+                                  escape(units::format(result->wall_seconds, "s")));
+    for (const auto& r : replays) {
+        out += fmt::format("<p><b>{}</b><br>{}</p>\n", escape(replay::replay_heading(r)),
+                           escape(replay::replay_verdict(r)));
+        std::string rows;
+        for (const auto& row : replay::what_if_rows(r))
+            rows += fmt::format(
+                "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                escape(row.what_if), escape(row.variant), escape(row.median), escape(row.spread), escape(row.samples),
+                escape(row.speedup), escape(row.outputs));
+        if (!rows.empty())
+            out += scroll_table(
+                "<tr><th>what-if</th><th>variant</th><th>median</th><th>spread</th><th>n</th><th>speed-up</th>"
+                "<th>outputs</th></tr>",
+                rows);
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string trace_summary_section(const RunReport& report) {
@@ -122,7 +152,8 @@ std::string trace_summary_section(const RunReport& report) {
             "<div class=\"warn\">{} commands never completed while the program ran: their device time is "
             "missing.</div>\n",
             f.run.commands_without_times);
-    return out + trace_processes_table(f) + stages_table(f) + kernels_table(f, report) + transfers_table(f);
+    return out + trace_processes_table(f) + stages_table(f) + kernels_table(f, report) + transfers_table(f) +
+           replays_section(report);
 }
 
 }  // namespace clprobe::html

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "json/replay_json.hpp"
 #include "rules/replay_findings.hpp"
 
 namespace clprobe::replay {
@@ -47,14 +48,47 @@ std::string outputs_text(const ReplayResult& r, const VariantResult& v) {
 
 }  // namespace
 
+std::vector<WhatIfRow> what_if_rows(const ReplayResult& r) {
+    std::vector<WhatIfRow> rows;
+    if (r.variants.empty()) return rows;
+    const VariantResult& ref = r.variants[0];
+    for (const auto& v : r.variants) {
+        WhatIfRow row{std::string(kind_text(v.kind)),
+                      v.kind == VariantKind::as_captured ? "local " + v.local_size : v.label,
+                      "-",
+                      "-",
+                      "-",
+                      "-",
+                      outputs_text(r, v)};
+        if (v.summary) {
+            row.median = ns_text(v.summary->median);
+            if (v.summary->median > 0)
+                row.spread = fmt::format("{:.0f}%", (v.summary->max - v.summary->min) / v.summary->median * 100);
+            row.samples = std::to_string(v.summary->n);
+            if (const auto ratio = time_ratio(ref, v); ratio && *ratio > 0)
+                row.speedup = fmt::format("{:.2f}x", 1 / *ratio);
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+std::string replay_heading(const ReplayResult& r) {
+    return fmt::format("Replay of `{}` (capture {}, pid {}){}", r.kernel.empty() ? "?" : r.kernel, r.folder, r.pid,
+                       r.device.empty() ? "" : " on " + r.device);
+}
+
+std::string replay_verdict(const ReplayResult& r) {
+    if (r.status != ReplayStatus::replayed) return fmt::format("{}: {}", to_string(r.status), r.reason);
+    return fmt::format("{}: {}", r.reliable ? "reliable" : "UNRELIABLE (no what-if is ranked)", r.reliability);
+}
+
 std::string replay_text(const std::vector<ReplayResult>& results, const std::vector<Finding>& findings) {
     std::string out;
     if (results.empty()) return "No captures to replay.\n";
     for (const auto& r : results) {
-        out += fmt::format("Replay of `{}` (capture {}, pid {}){}\n", r.kernel.empty() ? "?" : r.kernel, r.folder,
-                           r.pid, r.device.empty() ? "" : " on " + r.device);
+        out += replay_heading(r) + "\n  " + replay_verdict(r) + "\n";
         if (r.status != ReplayStatus::replayed) {
-            out += fmt::format("  {}: {}\n", to_string(r.status), r.reason);
             for (const auto& v : r.variants)
                 if (v.summary)
                     out += fmt::format("  as captured: median {} of {} launches; {}\n", ns_text(v.summary->median),
@@ -62,7 +96,6 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
             out += "\n";
             continue;
         }
-        out += fmt::format("  {}: {}\n", r.reliable ? "reliable" : "UNRELIABLE (no what-if is ranked)", r.reliability);
         if (r.bandwidth)
             out += fmt::format(
                 "  bandwidth: {:.3g} GB/s over {:.3g} MB of its buffers; a copy of them runs at {:.3g} GB/s by {} "
@@ -72,22 +105,10 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
                 r.bandwidth->copy_gbps > 0 ? r.bandwidth->kernel_gbps / r.bandwidth->copy_gbps * 100 : 0);
         out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", "what-if", "variant", "median", "spread",
                            "n", "speed-up", "outputs");
-        const VariantResult& ref = r.variants[0];
-        for (const auto& v : r.variants) {
-            std::string label = v.kind == VariantKind::as_captured ? "local " + v.local_size : v.label;
-            if (label.size() > 38) label = label.substr(0, 35) + "...";
-            std::string median = "-", spread = "-", n = "-", speedup = "-";
-            if (v.summary) {
-                median = ns_text(v.summary->median);
-                spread = v.summary->median > 0
-                             ? fmt::format("{:.0f}%", (v.summary->max - v.summary->min) / v.summary->median * 100)
-                             : "-";
-                n = std::to_string(v.summary->n);
-                if (const auto ratio = time_ratio(ref, v); ratio && *ratio > 0)
-                    speedup = fmt::format("{:.2f}x", 1 / *ratio);
-            }
-            out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", kind_text(v.kind), label, median,
-                               spread, n, speedup, outputs_text(r, v));
+        for (auto& row : what_if_rows(r)) {
+            if (row.variant.size() > 38) row.variant = row.variant.substr(0, 35) + "...";
+            out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", row.what_if, row.variant, row.median,
+                               row.spread, row.samples, row.speedup, row.outputs);
         }
         out += "\n";
     }
@@ -98,6 +119,20 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
                                f.uncertain ? " (inside the noise, not ranked)" : "");
     }
     return out;
+}
+
+std::string replay_section_text(const RunReport& report) {
+    for (const auto& result : report.results) {
+        if (result.id != "trace.replay") continue;
+        const auto section = result.attributes.find("replay");
+        if (section == result.attributes.end()) return {};
+        const std::vector<ReplayResult> results = replay_results_from_json(*section);
+        if (results.empty()) return {};
+        // The findings it measured are ranked among the report's own, above.
+        return fmt::format("What-if replays ({} in {})\n", results.size(), ns_text(result.wall_seconds * 1e9)) +
+               replay_text(results, {});
+    }
+    return {};
 }
 
 }  // namespace clprobe::replay

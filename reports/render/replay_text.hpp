@@ -1,5 +1,6 @@
 #pragma once
-// The replay's what-if table per kernel, as text (docs/replay.md). Pure.
+// The replay's what-if table per kernel, as text (docs/replay.md), and the cells the HTML report
+// shows of the same table. Pure.
 #include <string>
 #include <vector>
 
@@ -12,5 +13,19 @@ namespace clprobe::replay {
 // speed-up over the launch as captured and output check; a variant that changes the answer is
 // marked "changed, not ranked". With `context` totals, the findings follow with their share.
 std::string replay_text(const std::vector<ReplayResult>& results, const std::vector<Finding>& findings);
+
+// One row of a replayed capture's what-if table, as the text and HTML tables print it.
+struct WhatIfRow {
+    std::string what_if, variant, median, spread, samples, speedup, outputs;
+};
+std::vector<WhatIfRow> what_if_rows(const ReplayResult& r);
+// "Replay of `k` (capture 12-0, pid 12) on P / D", the block's heading.
+std::string replay_heading(const ReplayResult& r);
+// The line under it: the status and reason of a capture not replayed, else its reliability.
+std::string replay_verdict(const ReplayResult& r);
+
+// The what-if tables of a saved report's trace.replay section (empty without one), for the text
+// report: with `-q -o FILE` or a saved report read back, this is where the table is.
+std::string replay_section_text(const RunReport& report);
 
 }  // namespace clprobe::replay

@@ -7,6 +7,7 @@
 
 #include "render/capture_text.hpp"
 #include "render/kernel_roof_cells.hpp"
+#include "render/replay_text.hpp"
 #include "rules/trace_rule_support.hpp"
 #include "rules/trace_rules.hpp"
 
@@ -179,7 +180,10 @@ std::string render_trace_summary(const RunReport& report) {
     render_stages(out, f);
     render_kernels(out, f, report);
     render_transfers(out, f);
-    return out + "\n";
+    out += "\n";
+    // The what-if tables, so that `-q -o FILE` and a saved report read back keep them.
+    if (const std::string replays = replay::replay_section_text(report); !replays.empty()) out += replays;
+    return out;
 }
 
 }  // namespace clprobe

@@ -48,14 +48,16 @@ RuleOutcome layer_not_loaded(const RunReport&, const TraceFacts& f, const RuleSp
     return RuleOutcome::found(std::move(finding));
 }
 
-// The processes of the job that were cut short: killed, or still running when clprobe stopped
-// waiting. One that ended without exit handlers (a forked worker's _exit) kept every record it
-// wrote out, so it is not among them.
+// The processes of the job that were cut short (core/trace_facts.hpp, cut_short): killed, or still
+// running when clprobe stopped waiting. One that ended without exit handlers (a forked worker's
+// _exit), or that its parent ended once its work was done, kept every record, so it is not among them.
 std::string cut_processes(const TraceFacts& f) {
     std::string out;
     for (const auto& p : f.processes) {
         std::string how;
-        if (p.end == ProcessEnd::killed)
+        if (!cut_short(p, f.processes))
+            continue;
+        else if (p.end == ProcessEnd::killed)
             how = p.signal ? fmt::format("killed by signal {}", *p.signal) : "killed";
         else if (p.end == ProcessEnd::still_running)
             how = fmt::format("still running, its records end at {} after {} commands",

@@ -1,8 +1,10 @@
 // clprobe replay RECORDS_DIR: the kernels `clprobe trace --replay N` captured, replayed on this
 // machine with measured what-ifs (docs/replay.md). Without the trace's totals it reports each
-// kernel's what-if table with speed-ups, but no share of a wall time.
+// kernel's what-if table with speed-ups, but no share of a wall time. Exit 2 when no capture in
+// the folder is valid (README, "Exit codes").
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -43,6 +45,16 @@ int run_replay_command(const ReplayCommandOptions& o) {
     if (!o.json_path.empty())
         write_file_atomically(o.json_path, replay::replay_to_json(run.results, run.findings).dump(2) + "\n");
     fmt::print("{}", replay::replay_text(run.results, run.findings));
+    // The table and the JSON are written either way (nothing is lost); a script still has to tell
+    // a folder of broken captures from a replay that ran.
+    const bool any_valid = std::any_of(run.results.begin(), run.results.end(), [](const replay::ReplayResult& r) {
+        return r.status != replay::ReplayStatus::invalid;
+    });
+    if (!any_valid) {
+        fmt::print(stderr, "clprobe: '{}' holds no valid capture ({} invalid): nothing was replayed\n", o.records_dir,
+                   run.results.size());
+        return exit_code::usage;
+    }
     return exit_code::ok;
 }
 

@@ -73,7 +73,7 @@ extern "C" void on_usr1(int) {
 }
 
 void write_file(const std::string& path, const void* data, std::size_t n) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0 || (n && ::write(fd, data, n) != static_cast<ssize_t>(n)) || ::close(fd) != 0)
         throw OutputError(fmt::format("{}: {}", path, std::strerror(errno)));
 }

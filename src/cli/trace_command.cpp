@@ -55,6 +55,7 @@ struct TraceOptions {
     // file takes the text report's place on stderr.
     ReportOutputs outputs;
     std::string timeline, records;
+    bool records_shared = false;  // --records-shared: a folder other users may read or write is accepted
     std::string layer;
     bool verbose = false, quiet = false;
     double timeout = 0;  // --timeout: seconds the program may run; 0: no limit
@@ -270,7 +271,7 @@ int run_trace(TraceOptions o) {
         select_device(baseline && o.device.empty() ? baseline_selector(*baseline, o.baseline) : o.device);
     if (baseline) require_same_device(*baseline, selected.info, o.baseline);
     // Before the ceilings and the program: a trace that cannot keep its records must not run.
-    const RecordsFolder records = prepare_records_folder(o.records);
+    const RecordsFolder records = prepare_records_folder(o.records, o.records_shared);
     // A temporary folder goes whatever way this ends (an error measuring the ceilings included).
     const struct RemoveAtEnd {
         const RecordsFolder& folder;
@@ -337,6 +338,8 @@ int run_trace(TraceOptions o) {
     analyze(report);
     // Before the records folder goes: the captures live in it.
     add_replays(report, processes, records.path, o.replay, o.quiet);
+    // clprobe's own run, replay included (each step's own time is its result's wall_seconds).
+    report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     capture.describe(report, merged, launched.job);
     try {
         write_outputs(o, report, trace, job_lifetime(job));
@@ -374,7 +377,11 @@ CommandRunner add_trace_command(CLI::App& app) {
         ->check(CLI::Range(0.001, 31536000.0));
     cmd->add_option("--records", opts->records,
                     "Keep the layer's raw records in folder DIR, one file per process (PID.rec; made when missing, "
-                    "earlier *.rec in it replaced; docs/trace.md has the format)");
+                    "earlier *.rec in it replaced; docs/trace.md has the format). Made private (0700, files "
+                    "0600): they hold the program's data; an existing folder others may read or write is refused");
+    cmd->add_flag("--records-shared", opts->records_shared,
+                  "Accept a --records folder other users may read or write, or that another user owns (its files "
+                  "are still made 0600)");
     cmd->add_option("--wait-descendants", opts->wait_descendants,
                     "Seconds to wait, after the program ends, for its descendants still running (daemonised "
                     "children); those still running then are named in the report and left running (default 10)")

@@ -3,11 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "core/stats.hpp"
 #include "json/replay_json.hpp"
-#include "render/replay_text.hpp"
 #include "replay/replay_engine.hpp"
 #include "rules/ranking.hpp"
 #include "rules/replay_findings.hpp"
@@ -71,12 +71,13 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
     result.id = "trace.replay";
     result.layer = "trace";
     result.title = "Replay of the hottest captured kernels";
+    const auto started = std::chrono::steady_clock::now();
     try {
         const replay::ReplayRun run = replay::run_replay(records_dir, context, options);
         result.status = ProbeStatus::ok;
         result.attributes["replay"] = replay_to_json(run.results, run.findings);
-        // The what-if table beside the report (stderr, where trace's text report goes too).
-        if (!quiet && !run.results.empty()) fmt::print(stderr, "{}", replay_text(run.results, run.findings));
+        // The what-if tables are part of the text report (render/replay_text's replay_section_text),
+        // wherever it goes: stderr, -o FILE with -q, a saved report read back.
         if (run.results.empty()) result.reason = "the layer captured no kernel (each is captured at its 2nd launch)";
         // Classified on their own: the trace's findings were classified by analyze() already.
         std::vector<Finding> found = run.findings;
@@ -90,6 +91,8 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
         result.status = ProbeStatus::error;
         result.reason = fmt::format("replay failed: {}", e.what());
     }
+    // The replay's own wall time, whatever its end: time the user waited for, not the program's.
+    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.results.push_back(std::move(result));
     rank_findings(report.findings);
 }

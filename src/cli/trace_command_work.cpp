@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -316,8 +317,7 @@ std::vector<KernelWorkFacts> count_hot_kernels(const std::vector<ProgramTrace>& 
         jobs.push_back(std::move(job));
     }
     const fs::path work_dir = fs::path(replay_dir).parent_path() / "work";
-    std::error_code ec;
-    fs::create_directories(work_dir, ec);
+    ::mkdir(work_dir.c_str(), 0700);  // beside replay/, as private
     // Two at a time: the program has ended, and Oclgrind simulates on one thread per child.
     const std::size_t parallel = 2;
     std::size_t to_count = 0;

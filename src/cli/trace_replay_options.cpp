@@ -1,7 +1,10 @@
 #include "cli/trace_replay_options.hpp"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "cli/cli_common.hpp"
@@ -33,9 +36,9 @@ std::vector<std::string> prepare_replay(ReplayOptions& o, const std::string& rec
     std::error_code ec;
     std::filesystem::remove_all(o.dir, ec);
     if (ec) throw OutputError(fmt::format("--replay: cannot clear {}: {}", o.dir, ec.message()));
-    if (!std::filesystem::create_directory(o.dir, ec) || ec)
-        throw OutputError(
-            fmt::format("--replay: cannot create {}: {}", o.dir, ec ? ec.message() : std::string("unknown error")));
+    // Private, as the records folder: the captures hold the program's buffers and sources.
+    if (::mkdir(o.dir.c_str(), 0700) != 0)
+        throw OutputError(fmt::format("--replay: cannot create {}: {}", o.dir, std::strerror(errno)));
     std::vector<std::string> env{"CLPROBE_REPLAY_DIR=" + o.dir,
                                  fmt::format("CLPROBE_REPLAY_BUDGET={}", o.budget_bytes)};
     // Counting a launch's work needs its inputs only: without --replay the outputs are not kept.

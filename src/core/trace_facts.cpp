@@ -1,5 +1,7 @@
 #include "core/trace_facts.hpp"
 
+#include <algorithm>
+#include <csignal>
 #include <iterator>
 
 #include "core/report.hpp"
@@ -27,6 +29,16 @@ std::string_view to_string(ProcessEnd end) {
                                           "still_running"};  // ProcessEnd's order
     const auto i = static_cast<std::size_t>(end);
     return i < std::size(names) ? names[i] : names[3];
+}
+
+bool cut_short(const ProcessFacts& p, const std::vector<ProcessFacts>& job) {
+    if (p.end == ProcessEnd::still_running) return true;
+    if (p.end != ProcessEnd::killed) return false;
+    const bool ending_signal =
+        p.signal && (*p.signal == SIGTERM || *p.signal == SIGKILL || *p.signal == SIGINT || *p.signal == SIGHUP);
+    if (!ending_signal || p.commands_without_times > 0) return true;
+    const auto parent = std::find_if(job.begin(), job.end(), [&](const ProcessFacts& q) { return q.pid == p.ppid; });
+    return parent == job.end() || parent->end == ProcessEnd::killed || parent->end == ProcessEnd::still_running;
 }
 
 std::optional<ProcessEnd> process_end_from(std::string_view name) {

@@ -201,6 +201,13 @@ struct ProcessFacts {
     std::map<std::string, double> pattern_seconds;
 };
 
+// Whether a process of the job was cut short, so that the report lacks part of it: still running
+// when clprobe stopped waiting, or killed, except a process its parent ended (SIGTERM, SIGKILL,
+// SIGINT or SIGHUP, as a Python pool terminates its workers on close) with every recorded command
+// complete while that parent ended on its own. Such a worker's records are whole: the layer's
+// records are a shared mapping that outlives the process. A crash signal is always cut short.
+bool cut_short(const ProcessFacts& p, const std::vector<ProcessFacts>& job);
+
 inline constexpr std::size_t max_fusion_facts = 5;
 
 struct TraceFacts {

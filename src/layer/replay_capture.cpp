@@ -128,7 +128,7 @@ replay::DeviceText device_text(cl_command_queue q) {
 }
 
 bool write_all(const std::string& path, const void* data, size_t n) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     const auto* p = static_cast<const char*>(data);
     while (n > 0) {
@@ -154,7 +154,7 @@ std::string new_folder() {
             n = g_state->next_folder++;
         }
         std::string path = g_state->dir + "/" + pid + "-" + std::to_string(n);
-        if (::mkdir(path.c_str(), 0755) == 0) return path;
+        if (::mkdir(path.c_str(), 0700) == 0) return path;
         if (errno != EEXIST) return {};
     }
     return {};
@@ -432,7 +432,7 @@ void init_replay_capture() {
     if (!dir || !*dir) return;
     g_state = new State;
     g_state->dir = dir;
-    ::mkdir(dir, 0755);  // clprobe made it; a layer run by hand makes it here
+    ::mkdir(dir, 0700);  // clprobe made it; a layer run by hand makes it here, private (docs/trace.md)
     if (const char* b = std::getenv("CLPROBE_REPLAY_BUDGET"); b && *b)
         g_state->budget = replay::CaptureBudget(std::strtoull(b, nullptr, 10));
     if (const char* only = std::getenv("CLPROBE_REPLAY_INPUTS_ONLY"); only && *only == '1') g_state->inputs_only = true;

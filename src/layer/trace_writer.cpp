@@ -20,7 +20,7 @@ bool TraceWriter::open(const char* path, size_t chunk_bytes, bool exclusive) {
     // Not O_TRUNC: a program that starts another OpenCL program passes OPENCL_LAYERS and the file
     // name on to it. Truncating the file under the parent's mapping would kill the parent with
     // SIGBUS, so only the process that holds the lock owns (and truncates) the file.
-    fd_ = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0644);
+    fd_ = ::open(path, O_RDWR | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : 0), 0600);
     if (fd_ < 0) return false;
     if ((!exclusive && flock(fd_, LOCK_EX | LOCK_NB) != 0) || ftruncate(fd_, 0) != 0) {
         ::close(fd_);

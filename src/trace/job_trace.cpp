@@ -236,11 +236,12 @@ TraceAnalysis analyse_job(const std::vector<ProgramTrace>& processes, const Prog
                           const BandwidthRoofs& roofs) {
     TraceAnalysis out = analyse_trace(merged, job_lifetime(job), roofs);
     out.facts.processes = process_facts(processes, job);
-    // Cut short: killed, or still running when clprobe stopped waiting. A process that ended
-    // without exit handlers (a forked worker's _exit) is complete as far as its records go.
+    // Cut short (core/trace_facts.hpp, cut_short): killed or still running when clprobe stopped
+    // waiting. A process that ended without exit handlers (a forked worker's _exit), or one its
+    // parent ended after its work completed, is complete as far as its records go.
     bool cut = false;
     for (const auto& p : out.facts.processes)
-        cut = cut || p.end == ProcessEnd::killed || p.end == ProcessEnd::still_running;
+        cut = cut || cut_short(p, out.facts.processes);
     out.facts.run.layer_clean_exit = !processes.empty() && !cut;
     return out;
 }

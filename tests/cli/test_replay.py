@@ -169,6 +169,29 @@ def test_bad_folder_exit_2():
         expect(r.stdout == "", "nothing on stdout", r)
 
 
+def test_no_valid_capture_exit_2_with_table_and_json():
+    # One capture.json that is not JSON, one whose input holds 10 bytes where 64 KiB were captured:
+    # each is invalid with its reason, the table and the JSON are still written, and the exit code
+    # tells a script that nothing was replayed.
+    root = temp_dir()
+    scale_capture(root, "5-0")
+    with open(os.path.join(root, "replay", "5-0", "arg0.in"), "wb") as f:
+        f.write(b"0123456789")
+    os.makedirs(os.path.join(root, "replay", "5-1"))
+    with open(os.path.join(root, "replay", "5-1", "capture.json"), "w") as f:
+        f.write("{not json")
+    out = os.path.join(root, "replay.json")
+    r = run("replay", root, "--json", out)
+    expect(r.rc == 2, "no valid capture: exit 2", r)
+    lines = r.stderr.strip().splitlines()
+    expect(len(lines) == 1 and "no valid capture" in lines[0], "one line on stderr says why", r)
+    expect("invalid: " in r.stdout and "10 bytes" in r.stdout and "not valid JSON" in r.stdout,
+           "the table names each capture's problem", r)
+    with open(out) as f:
+        replays = load_json(f.read(), r)["replays"]
+    expect(sorted(x["status"] for x in replays) == ["invalid", "invalid"], "the JSON holds both, invalid", r)
+
+
 def test_kernels_limit_and_no_partial_json():
     root = temp_dir()
     nan_guard_capture(root, "1-0")
@@ -183,4 +206,5 @@ DEVICE = first_device()
 
 if __name__ == "__main__":
     main([test_faster_local_size_with_identical_outputs, test_wrong_output_not_reproducible_and_fast_math_changes_answer,
-          test_bad_folder_exit_2, test_kernels_limit_and_no_partial_json])
+          test_bad_folder_exit_2, test_no_valid_capture_exit_2_with_table_and_json,
+          test_kernels_limit_and_no_partial_json])

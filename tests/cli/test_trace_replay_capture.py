@@ -193,8 +193,17 @@ def test_replayed_after_the_program_and_an_answer_changing_build_never_recommend
     expect(not any("fast-relaxed-math" in f["title"] for f in findings), "an answer-changing build was recommended")
     # A poor local size: every local-size variant keeps the outputs, and a ranked what-if names one.
     out = os.path.join(WORK, "poor_local_replay.json")
-    r, _ = traced("replay_poor_local", "poor_local_replay", "--replay", "1", "--json", out)
+    text = os.path.join(WORK, "poor_local_replay.txt")
+    r, _ = traced("replay_poor_local", "poor_local_replay", "--replay", "1", "--json", out, "-o", text)
     check_unchanged("replay_poor_local", r)
+    # --quiet with -o: the what-if table is in the text report, and the replay's own time in the JSON.
+    with open(text) as f:
+        report_text = f.read()
+    expect("What-if replays" in report_text and "Replay of `replay_saxpy`" in report_text and
+           "speed-up" in report_text, "the what-if table is missing from the -q -o text report", r)
+    with open(out) as f:
+        replay_result = next(x for x in json.load(f)["results"] if x["id"] == "trace.replay")
+    expect(replay_result["wall_seconds"] > 0, f"the replay's own time: {replay_result['wall_seconds']}")
     replays, findings = replays_of(out)
     saxpy = replays.get("replay_saxpy")
     expect(saxpy is not None and saxpy["status"] == "replayed", f"replay_saxpy not replayed: {saxpy}")
@@ -203,6 +212,44 @@ def test_replayed_after_the_program_and_an_answer_changing_build_never_recommend
     for f in findings:
         if f["id"].startswith("trace.replay.") and f["kind"] == "ranked":
             expect("outputs identical" in f["title"] or "within tolerance" in f["title"], f"ranked: {f['title']}")
+
+
+def modes_under(root):
+    """{path relative to root: permission bits} of root and everything in it."""
+    out = {".": os.stat(root).st_mode & 0o7777}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            out[os.path.relpath(path, root)] = os.stat(path).st_mode & 0o7777
+    return out
+
+
+def test_captured_data_is_private_whatever_the_umask():
+    # The records hold the program's buffers and sources: folders 0700, files 0600, even under umask 0.
+    previous = os.umask(0)
+    try:
+        r, records = traced("replay_poor_local", "private", "--replay", "1", "--work", "0")
+    finally:
+        os.umask(previous)
+    check_unchanged("replay_poor_local", r)
+    modes = modes_under(records)
+    expect(any(p.endswith("capture.json") for p in modes), f"no capture was written: {sorted(modes)}")
+    expect(any(p.endswith(".rec") for p in modes), f"no records were written: {sorted(modes)}")
+    shared = {p: oct(m) for p, m in modes.items() if m & 0o077}
+    expect(not shared, f"records readable or writable by other users: {shared}")
+    # An existing folder others may read is refused before the program starts, with one line;
+    # --records-shared takes it (its files still private).
+    open_folder = os.path.join(WORK, "open")
+    os.makedirs(open_folder)
+    os.chmod(open_folder, 0o755)
+    marker = os.path.join(WORK, "open-started")
+    r = run("trace", "--no-ceilings", "--records", open_folder, "--", "sh", "-c", f"touch {marker}")
+    expect(r.rc == 3 and not os.path.exists(marker), f"a folder others may read: exit {r.rc}", r)
+    lines = r.stderr.strip().splitlines()
+    expect(len(lines) == 1 and "other users may read or write it (mode 0755)" in lines[0], "its one line", r)
+    r = run("trace", "--no-ceilings", "--records", open_folder, "--records-shared", "--", "sh", "-c",
+            f"touch {marker}")
+    expect(r.rc == 0 and os.path.exists(marker), "--records-shared takes it", r)
 
 
 CL_MEM_READ_ONLY = 4
@@ -285,4 +332,5 @@ if __name__ == "__main__":
           test_build_options_chain, test_too_large_skipped_with_the_budget_reason,
           test_off_by_default_and_bad_values_exit_2,
           test_replayed_after_the_program_and_an_answer_changing_build_never_recommended,
-          test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit])
+          test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit,
+          test_captured_data_is_private_whatever_the_umask])

@@ -62,3 +62,51 @@ TEST_CASE("replay render: the what-if table and JSON", "[replay]") {
     CHECK(j["replays"][1]["status"] == "skipped");
     CHECK(j["replays"][1]["variants"].empty());
 }
+
+TEST_CASE("replay render: a saved report's replay section reads back to the same tables", "[replay]") {
+    ReplayResult r;
+    r.folder = "9-0";
+    r.kernel = "bar";
+    r.pid = 9;
+    r.device = "P / D";
+    r.status = ReplayStatus::replayed;
+    r.reliable = true;
+    r.reliability = "as captured 200 ns within 25% of the traced 190 ns";
+    r.traced_ns = 190;
+    r.variants = {ran(VariantKind::as_captured, "as captured", {200, 210, 190, 200, 200}, OutputCheck::identical),
+                  ran(VariantKind::local_size, "64", {100, 100, 100, 100, 100}, OutputCheck::identical),
+                  ran(VariantKind::build_options, "-cl-fast-relaxed-math", {50, 50, 50, 50, 50}, OutputCheck::changed)};
+    r.variants[0].local_size = "NULL";
+    ReplayResult invalid;
+    invalid.folder = "9-1";
+    invalid.status = ReplayStatus::invalid;
+    invalid.reason = "capture.json is not valid JSON";
+
+    const auto section = replay_to_json({r, invalid}, {});
+    const auto back = replay_results_from_json(section);
+    REQUIRE(back.size() == 2);
+    CHECK(replay_text(back, {}) == replay_text({r, invalid}, {}));
+    CHECK(back[0].traced_ns == std::optional<long long>(190));
+    CHECK(std::isinf(back[0].variants[2].errors->max_rel));
+
+    // Another schema, or a replay without its reference, is never shown as a replayed table.
+    auto other = section;
+    other["schema"] = "something.else";
+    CHECK(replay_results_from_json(other).empty());
+    auto broken = section;
+    broken["replays"][0]["variants"] = nlohmann::json::array();
+    CHECK(replay_results_from_json(broken)[0].status == ReplayStatus::failed);
+
+    // In a report: the text report's section names the replay's own time.
+    RunReport report;
+    ProbeResult result;
+    result.id = "trace.replay";
+    result.wall_seconds = 2.5;
+    result.attributes["replay"] = section;
+    report.results.push_back(result);
+    const std::string text = replay_section_text(report);
+    CHECK_THAT(text, Catch::StartsWith("What-if replays (2 in 2.5 s)"));
+    CHECK_THAT(text, Catch::Contains("Replay of `bar` (capture 9-0, pid 9) on P / D"));
+    CHECK_THAT(text, Catch::Contains("invalid: capture.json is not valid JSON"));
+    CHECK(replay_section_text(RunReport{}).empty());
+}

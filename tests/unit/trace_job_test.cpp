@@ -2,6 +2,8 @@
 // keeps: what the fix removes, never more (reports/rules/trace_rule_support: removable_stages).
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include <set>
 #include <sstream>
 
@@ -264,6 +266,46 @@ TEST_CASE("trace job: how each process ended, and which are incomplete", "[trace
     const RunReport running_report = incomplete({reaped, daemon}, waited);
     REQUIRE(running_report.findings.size() == 1);
     CHECK_THAT(running_report.findings[0].suggestion, Catch::Contains("pid 104") && Catch::Contains("still running"));
+}
+
+TEST_CASE("trace job: a worker its parent ended after its work is complete; a crash or lost work is not",
+          "[trace][job]") {
+    // A Python pool's close: the parent exits 0 after SIGTERM to a worker whose every command completed.
+    ProgramTrace parent = process(100, 99, "exec", 5, 0);
+    ProgramTrace worker = process(101, 100, "fork", 5, 100);
+    worker.clean_exit = false;
+    worker.layer_end.reset();
+    worker.fatal_signal = SIGTERM;
+    worker.fatal_signal_at = TraceBuilder::at(160);
+    JobRun job = job_of(1000);
+    job.reaped.push_back({100, TraceBuilder::at(900), 0, std::nullopt});
+    const auto analysed = [&](const ProgramTrace& w, const JobRun& j) {
+        const std::vector<ProgramTrace> p = {parent, w};
+        RunReport r = trace_report(parent, j.program);
+        const TraceAnalysis a = analyse_job(p, merge_processes(p), j);
+        const bool clean = a.facts.run.layer_clean_exit;
+        r.results.back() = program_probe_result(a);
+        return std::pair{clean, test::analyzed(r, trace_rules(), "trace.program.incomplete")};
+    };
+    const auto [terminated_clean, terminated] = analysed(worker, job);
+    CHECK(terminated_clean);
+    test::check_silent(terminated);
+
+    // Work lost: a command of the worker never completed.
+    ProgramTrace busy = worker;
+    busy.commands.back().device.reset();
+    const auto [busy_clean, busy_report] = analysed(busy, job);
+    CHECK_FALSE(busy_clean);
+    REQUIRE(busy_report.findings.size() == 1);
+    CHECK_THAT(busy_report.findings[0].suggestion, Catch::Contains("pid 101") && Catch::Contains("signal 15"));
+
+    // A crash is cut short whoever raised it, and so is a worker whose parent was itself killed.
+    ProgramTrace crashed = worker;
+    crashed.fatal_signal = SIGSEGV;
+    CHECK_FALSE(analysed(crashed, job).first);
+    JobRun parent_killed = job_of(1000);
+    parent_killed.reaped.push_back({100, TraceBuilder::at(900), std::nullopt, SIGKILL});
+    CHECK_FALSE(analysed(worker, parent_killed).first);
 }
 
 TEST_CASE("trace job: facts of the processes survive JSON", "[trace][job]") {
