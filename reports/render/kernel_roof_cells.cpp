@@ -72,8 +72,9 @@ KernelRoofCells kernel_roof_cells(const TraceFacts& f, const RunReport& report, 
     }
     cells.counted = true;
     cells.work = work_text(*w);
-    const auto placement = place_kernel(*w, compute_roofs_of(report.results), bandwidth_roofs_of(report.results),
-                                        k.launches ? k.bytes / static_cast<double>(k.launches) : 0);
+    const auto placement =
+        place_kernel(*w, compute_roofs_of(report.results), bandwidth_roofs_of(report.results, RoofSample::fastest),
+                     k.launches ? k.bytes / static_cast<double>(k.launches) : 0);
     if (!placement) {
         cells.roofs = "no roof measured for its work";
         return cells;

@@ -159,7 +159,8 @@ RuleSpec below_roof_spec(std::string id) {
 }
 
 KernelLimits kernel_limits_of(const RunReport& r) {
-    KernelLimits limits{bandwidth_roofs_of(r.results), compute_roofs_of(r.results), 0.0};
+    // The roofs counted work is judged against: their fastest samples (core/memory_roofs.hpp).
+    KernelLimits limits{bandwidth_roofs_of(r.results, RoofSample::fastest), compute_roofs_of(r.results), 0.0};
     if (const Measurement* floor = headline(r, launch_floor_metric))
         limits.launch_floor_seconds = std::max(0.0, floor->summary.median * 1e-6);
     return limits;

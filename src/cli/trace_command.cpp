@@ -201,7 +201,9 @@ ProbeResult program_result(const std::vector<ProgramTrace>& processes, const Pro
     const BandwidthRoofs roofs = bandwidth_roofs_of(report.results);
     TraceAnalysis analysis = analyse_job(processes, trace, job, roofs);
     analysis.facts.work = std::move(work);
-    add_work_measurements(analysis.facts, roofs, compute_roofs_of(report.results), analysis.measurements);
+    // Counted work meets the fastest samples of the roofs (core/memory_roofs.hpp, RoofSample).
+    add_work_measurements(analysis.facts, bandwidth_roofs_of(report.results, RoofSample::fastest),
+                          compute_roofs_of(report.results), analysis.measurements);
     ProbeResult r = program_probe_result(std::move(analysis));
     // The HTML page draws the timeline from these lanes and links the Perfetto file.
     r.attributes["timeline"] = timeline_lanes(trace, run);

@@ -323,29 +323,37 @@ std::vector<KernelWorkFacts> count_hot_kernels(const std::vector<ProgramTrace>& 
     std::size_t to_count = 0;
     for (const auto& j : jobs)
         to_count += j.facts.reason.empty() ? 1 : 0;
-    const std::size_t rounds = std::max<std::size_t>(1, (to_count + parallel - 1) / parallel);
-    const double slot = options.seconds / static_cast<double>(rounds);
+    // Each count may run until the budget's end, less a reserve of `min_slot` for each count not yet
+    // started (spread over the workers): a slow count (hashcat's MD5 kernel, rebuilt unoptimised,
+    // on a loaded machine) takes the time that quicker ones left, and the whole stays in the budget.
+    const double min_slot = options.seconds / (2.0 * static_cast<double>(std::max<std::size_t>(1, to_count)));
     const auto start = std::chrono::steady_clock::now();
     std::mutex lock;
     std::size_t next = 0;
     auto worker = [&] {
         for (;;) {
             std::size_t i;
+            double limit;
             {
                 const std::lock_guard<std::mutex> guard(lock);
                 while (next < jobs.size() && !jobs[next].facts.reason.empty())
                     ++next;
                 if (next >= jobs.size()) return;
                 i = next++;
+                std::size_t not_started = 0;
+                for (std::size_t k = next; k < jobs.size(); ++k)
+                    not_started += jobs[k].facts.reason.empty() ? 1 : 0;
                 const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                if (spent + 0.5 * slot > options.seconds) {
+                limit = options.seconds - spent -
+                        min_slot * static_cast<double>(not_started) / static_cast<double>(parallel);
+                if (limit < min_slot) {
                     jobs[i].facts.reason =
                         fmt::format("the counting budget (--work-budget {:.0f} s) was spent", options.seconds);
                     continue;
                 }
                 if (progress) progress(fmt::format("counting the work of {} under Oclgrind", jobs[i].kernel.name));
             }
-            count_one(jobs[i], work_dir, counter, slot, i);
+            count_one(jobs[i], work_dir, counter, limit, i);
         }
     };
     std::vector<std::thread> workers;

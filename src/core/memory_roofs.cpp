@@ -364,13 +364,14 @@ std::optional<PlacedRoof> BandwidthRoofs::for_working_set(std::uint64_t working_
     return std::nullopt;
 }
 
-BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results) {
+BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results, RoofSample sample) {
     BandwidthRoofs roofs;
     roofs.levels = memory_roof_facts_of(results);
     for (const auto& r : results) {
         if (r.status != ProbeStatus::ok) continue;
         if (const auto* m = find_measurement(r, "kernel.peak.bandwidth"); m && m->summary.median > 0) {
-            roofs.memory_gb_per_s = m->summary.median;
+            roofs.memory_gb_per_s =
+                sample == RoofSample::fastest ? std::max(m->summary.max, m->summary.median) : m->summary.median;
             break;
         }
     }

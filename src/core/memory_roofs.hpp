@@ -130,8 +130,14 @@ struct BandwidthRoofs {
     std::optional<PlacedRoof> for_working_set(std::uint64_t working_set_bytes) const;
 };
 
+// Which sample of kernel.peak.bandwidth is the memory roof: its median (the rules of diagnose and
+// of uncounted kernels), or its fastest sample, which counted work is judged against
+// (core/kernel_roofs): every sample is a rate the device reached, and a median taken while the
+// machine was busy put a counted copy at 1.3 of it.
+enum class RoofSample { median, fastest };
+
 // The roofs among these results (ok probes only).
-BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results);
+BandwidthRoofs bandwidth_roofs_of(const std::vector<ProbeResult>& results, RoofSample sample = RoofSample::median);
 
 nlohmann::json to_json(const MemoryRoofFacts& facts);
 // nullopt when the JSON is not in this shape (rules never throw on a hand-edited report).

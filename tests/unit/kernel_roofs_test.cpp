@@ -12,6 +12,7 @@
 #include "rules/kernel_roof_rules.hpp"
 #include "rules/ranking.hpp"
 #include "rules/replay_findings.hpp"
+#include "rules/trace_rule_support.hpp"
 #include "trace/capture_time.hpp"
 #include "trace_test_support.hpp"
 #include "work/work_classes.hpp"
@@ -91,6 +92,30 @@ TEST_CASE("kernel roofs: the longest time at its roof binds", "[trace][roofs]") 
     REQUIRE(m);
     CHECK(m->bound().kind == RoofKind::int32);
     CHECK(m->binding_fraction() == Approx(0.5));
+}
+
+TEST_CASE("kernel roofs: counted work meets each peak's fastest sample, the other rules its median", "[trace][roofs]") {
+    // A peak measured while the machine was busy: its samples spread from 10 to 20.
+    ProbeResult p;
+    p.id = "kernel.ceilings";
+    p.status = ProbeStatus::ok;
+    p.measurements = {
+        make_measurement("kernel.peak.bandwidth", "GB/s", {}, {10, 14, 20}, TimerKind::device_profiling),
+        make_measurement("kernel.peak.fp32", "GFLOP/s", {}, {100, 150, 200}, TimerKind::device_profiling)};
+    const std::vector<ProbeResult> results{p};
+    CHECK(*bandwidth_roofs_of(results).memory_gb_per_s == Approx(14));
+    CHECK(*bandwidth_roofs_of(results, RoofSample::fastest).memory_gb_per_s == Approx(20));
+    CHECK(*compute_roofs_of(results).fp32 == Approx(200e9));
+    // A copy that moved 18 GB/s is at 0.9 of the fastest sample, not 1.29 of the median.
+    KernelWorkFacts copy = test::counted_work("copy", 10e-3, 180e6);
+    const auto c =
+        place_kernel(copy, compute_roofs_of(results), bandwidth_roofs_of(results, RoofSample::fastest), 180e6);
+    REQUIRE(c);
+    CHECK(c->binding_fraction() == Approx(0.9));
+    // The roof rules use the same roofs.
+    RunReport r;
+    r.results = results;
+    CHECK(*trace_rule::kernel_limits_of(r).roofs.memory_gb_per_s == Approx(20));
 }
 
 TEST_CASE("kernel roofs: the footprint is never more than the buffers bound or the bytes moved", "[trace][roofs]") {
