@@ -13,6 +13,7 @@
 
 #include "builtin_probes.hpp"
 #include "cl/cl_error.hpp"
+#include "cli/ceilings_cache.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
@@ -51,6 +52,7 @@ struct TraceOptions {
     std::string device;
     std::string baseline;
     bool no_ceilings = false;
+    bool fresh_ceilings = false;  // --fresh-ceilings: measure them even when the cache holds them
     // --save FORMAT=FILE, --json FILE, --html FILE, and -o FILE (= --save text=FILE): a text
     // file takes the text report's place on stderr.
     ReportOutputs outputs;
@@ -81,6 +83,13 @@ const std::set<std::string> context_probes = {"system.host", "system.limits", "s
 const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",        "kernel.bandwidth",
                                               "kernel.compute.fp32", "kernel.compute.int32", "transfer.bandwidth",
                                               "transfer.latency",    "transfer.overlap"};
+
+bool all_ceilings_ok(const std::vector<ProbeResult>& results) {
+    return std::all_of(ceiling_probes.begin(), ceiling_probes.end(), [&](const std::string& id) {
+        return std::any_of(results.begin(), results.end(),
+                           [&](const ProbeResult& r) { return r.id == id && r.status == ProbeStatus::ok; });
+    });
+}
 
 ProbeList probes_named(const std::set<std::string>& ids) {
     ProbeList all = make_builtin_probes(), chosen;
@@ -260,6 +269,8 @@ int run_trace(TraceOptions o) {
         fmt::print(stderr, "clprobe trace: {}\n", problem->message);
         return problem->exit_code;
     }
+    if (o.fresh_ceilings && (!o.baseline.empty() || o.no_ceilings))
+        throw UsageError("--fresh-ceilings measures the ceilings: not with --baseline or --no-ceilings");
     const LauncherEnv launcher = current_launcher();
     prepare_outputs(o, launcher);
     check_replay_options(o.replay);
@@ -272,6 +283,16 @@ int run_trace(TraceOptions o) {
     const SelectedDevice selected =
         select_device(baseline && o.device.empty() ? baseline_selector(*baseline, o.baseline) : o.device);
     if (baseline) require_same_device(*baseline, selected.info, o.baseline);
+    // Without --baseline, the ceilings of the last trace of this device, driver, build and driver
+    // environment (cli/ceilings_cache.hpp), unless --fresh-ceilings.
+    const std::string cache_key = baseline || o.no_ceilings ? std::string() : ceilings_cache_key(selected.info);
+    std::optional<CachedCeilings> cached;
+    if (!cache_key.empty() && !o.fresh_ceilings) {
+        std::string why;
+        cached = load_cached_ceilings(cache_key, why);
+        if (!why.empty() && !o.quiet)
+            fmt::print(stderr, "clprobe trace: cached ceilings not used: {}; measuring them again\n", why);
+    }
     // Before the ceilings and the program: a trace that cannot keep its records must not run.
     const RecordsFolder records = prepare_records_folder(o.records, o.records_shared);
     // A temporary folder goes whatever way this ends (an error measuring the ceilings included).
@@ -289,7 +310,22 @@ int run_trace(TraceOptions o) {
     // Under mpirun or srun each rank's report says which rank it is: `clprobe fleet` sets them
     // side by side (docs/trace.md, MPI jobs). The ranks trace at once: no node turn is taken.
     report.launch = launch_context(launcher, nullptr);
-    report.results = measure_before(o, selected, baseline, report);
+    report.results = measure_before(o, selected,
+                                    baseline ? baseline
+                                    : cached ? std::optional(cached->report)
+                                             : std::nullopt,
+                                    report);
+    if (cached) {
+        report.options["ceilings"] = "cache";
+        report.options["ceilings_cache"] = {
+            {"path", cached->path.string()},
+            {"measured_at", cached->report.created_at},
+            {"git_commit", cached->report.provenance ? cached->report.provenance->git_commit : "unknown"}};
+    } else if (!cache_key.empty() && all_ceilings_ok(report.results)) {
+        // Only a whole set is kept: a probe that failed this time is measured again next time.
+        if (const std::string problem = save_ceilings(cache_key, report); !problem.empty() && !o.quiet)
+            fmt::print(stderr, "clprobe trace: the ceilings were not cached: {}\n", problem);
+    }
     // The machine's energy over the program's lifetime, where sensors exist (app.energy): found
     // and their intervals measured now, so the program's own time holds none of it.
     ProgramEnergy energy;
@@ -364,6 +400,9 @@ CommandRunner add_trace_command(CLI::App& app) {
     cmd->add_option("--baseline", opts->baseline,
                     "Take the device ceilings from this saved diagnose report (same device and driver)");
     cmd->add_flag("--no-ceilings", opts->no_ceilings, "Measure no ceilings; rules that need them are not evaluated");
+    cmd->add_flag("--fresh-ceilings", opts->fresh_ceilings,
+                  "Measure the ceilings again even when the last trace of this device, driver, clprobe build and "
+                  "driver environment cached them (docs/trace.md)");
     opts->outputs.add_shorthand(cmd, "-o,--output", "text",
                                 "Write the text report to FILE instead of stderr; = --save text=FILE");
     opts->outputs.add_shorthand(cmd, "--json", "json", "Also write the JSON report to FILE; = --save json=FILE");

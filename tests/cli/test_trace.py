@@ -226,8 +226,9 @@ def test_loader_that_does_not_load_the_layer():
 def test_ceilings_measured_timeline_html_and_report():
     d = temp_dir()
     paths = {k: os.path.join(d, k) for k in ("r.json", "t.json", "r.html", "r.txt")}
+    # A cache folder of its own: the ceilings are measured, not taken from another test's trace.
     r = run("trace", "--json", paths["r.json"], "--trace", paths["t.json"], "--html", paths["r.html"], "-o",
-            paths["r.txt"], "--", APP, "sync_each", "--steps", "2000")
+            paths["r.txt"], "--", APP, "sync_each", "--steps", "2000", env={"XDG_CACHE_HOME": temp_dir()})
     expect(r.rc == 0 and r.stdout.startswith("mode sync_each"), "trace with measured ceilings", r)
     report = load_json(open(paths["r.json"]).read())
     import jsonschema  # Debian's python3-jsonschema
@@ -257,6 +258,51 @@ def test_ceilings_measured_timeline_html_and_report():
     expect(again.rc == 0, "report", again)
     expect([f["id"] for f in load_json(again.stdout)["findings"]] == [f["id"] for f in report["findings"]],
            "re-analysis changed the findings")
+
+
+def test_ceilings_cached_for_the_next_trace():
+    # docs/trace.md, "Ceilings, measured once": measured and cached by the first trace, reused by the
+    # next of the same device, driver, build and driver environment; a truncated entry, another
+    # environment or --fresh-ceilings measure again.
+    env = {"XDG_CACHE_HOME": temp_dir()}
+    d = temp_dir()
+
+    def trace(name, *options, extra_env=None):
+        path = os.path.join(d, name + ".json")
+        r = run("trace", "--json", path, *options, "--", APP, "sync_each", "--steps", "50",
+                env=dict(env, **(extra_env or {})))
+        expect(r.rc == 0 and r.stdout.startswith("mode sync_each"), f"{name}: the traced program", r)
+        report = load_json(open(path).read())
+        ids = {p["id"] for p in report["results"]}
+        expect({"kernel.bandwidth", "kernel.launch", "transfer.bandwidth"} <= ids, f"{name}: ceilings {ids}", r)
+        return r, report
+
+    _, first = trace("first")
+    expect(first["options"]["ceilings"] == "measured", f"first: {first['options']['ceilings']}")
+    entries = [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files
+               if os.path.basename(root) == "ceilings"]
+    expect(len(entries) == 1, f"one cached set of ceilings: {entries}")
+    r, second = trace("second")
+    cache = second["options"].get("ceilings_cache", {})
+    expect(second["options"]["ceilings"] == "cache" and cache.get("path") == entries[0] and
+           cache.get("measured_at") == first["created_at"], f"second: {second['options']}", r)
+    before = {p["id"]: p["measurements"] for p in first["results"] if p["layer"] in ("kernel", "transfer")}
+    after = {p["id"]: p["measurements"] for p in second["results"] if p["layer"] in ("kernel", "transfer")}
+    expect(before == after, "the cached ceilings are the measured ones")
+    # A truncated entry: one line says why, and the ceilings are measured (and cached) again.
+    with open(entries[0], "r+") as f:
+        f.truncate(100)
+    r, third = trace("third")
+    notes = [line for line in r.stderr.splitlines() if "cached ceilings not used" in line]
+    expect(third["options"]["ceilings"] == "measured" and len(notes) == 1 and "unreadable" in notes[0],
+           f"truncated cache: {third['options']['ceilings']} {notes}", r)
+    # Another driver environment (a CLPROBE_ variable) is another entry; --fresh-ceilings measures.
+    _, other = trace("other_env", extra_env={"CLPROBE_TEST_CEILINGS_MARK": "1"})
+    expect(other["options"]["ceilings"] == "measured", "another driver environment reused the cache")
+    _, fresh = trace("fresh", "--fresh-ceilings")
+    expect(fresh["options"]["ceilings"] == "measured", "--fresh-ceilings reused the cache")
+    r = run("trace", "--fresh-ceilings", "--no-ceilings", "--", APP, "sync_each", "--steps", "5", env=env)
+    expect(r.rc == 2 and "--fresh-ceilings" in r.stderr, "--fresh-ceilings with --no-ceilings", r)
 
 
 def test_compare_two_trace_reports():
@@ -331,7 +377,7 @@ def test_sigterm_is_forwarded_and_the_report_written():
 
 
 if __name__ == "__main__":
-    main([test_bad_input_starts_nothing, test_wait_after_every_kernel, test_pageable_uploads_each_step,
+    main([test_ceilings_cached_for_the_next_trace, test_bad_input_starts_nothing, test_wait_after_every_kernel, test_pageable_uploads_each_step,
           test_thousands_of_tiny_transfers, test_rebuild_per_batch, test_allocation_per_iteration,
           test_slow_kernel_among_fast_ones, test_short_kernels_back_to_back, test_clean_program,
           test_four_threads_enqueueing, test_program_that_aborts,

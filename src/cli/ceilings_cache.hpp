@@ -1,0 +1,38 @@
+#pragma once
+// The ceilings `clprobe trace` measures before a program (docs/trace.md, "Ceilings, measured once"):
+// kept in the user's cache folder and reused by the next trace of the same device, driver, clprobe
+// build and driver environment, so a trace costs the program's time, not a re-measured device.
+// A cache entry that does not match, or cannot be read whole, is never used: the ceilings are
+// measured again and one line says why.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device_info.hpp"
+#include "core/report.hpp"
+
+namespace clprobe {
+
+// What makes two sets of ceilings the same: the device (platform, name, driver), clprobe's build
+// (version, commit, the binary itself) and the environment the driver reads (OPENCL_LAYERS, the
+// ICD loader's variables, POCL_*, CL_CONFIG_*, CLPROBE_*). Stored in the entry and compared whole.
+std::string ceilings_cache_key(const DeviceInfo& device);
+
+// $XDG_CACHE_HOME/clprobe/ceilings/<hash of the key>.json (kernel_library's default_cache_dir).
+std::filesystem::path ceilings_cache_path(const std::string& key);
+
+struct CachedCeilings {
+    RunReport report;  // device, provenance, created_at and the kernel and transfer results
+    std::filesystem::path path;
+};
+
+// The entry for `key`, or nullopt: none yet (`why` empty), or one that cannot be used (`why` says
+// what: another key, unreadable, truncated, no ceilings).
+std::optional<CachedCeilings> load_cached_ceilings(const std::string& key, std::string& why);
+
+// Keeps the kernel and transfer results of `measured` for `key` (written whole or not at all);
+// returns "" or why it could not (a trace never fails for its cache).
+std::string save_ceilings(const std::string& key, const RunReport& measured);
+
+}  // namespace clprobe
