@@ -12,6 +12,8 @@ namespace clprobe::replay {
 
 inline constexpr const char* replay_schema = "clprobe.replay";
 inline constexpr int replay_schema_version = 1;
+// The id of the trace report's result whose attributes.replay is this JSON (clprobe trace --replay).
+inline constexpr const char* replay_probe_id = "trace.replay";
 
 nlohmann::json replay_result_to_json(const ReplayResult& r);
 // {"schema", "schema_version", "replays": [...], "findings": [...]}

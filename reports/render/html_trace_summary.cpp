@@ -106,10 +106,9 @@ std::string transfers_table(const TraceFacts& f) {
 
 // The replay's what-if table of each capture (trace --replay), as the text report prints it.
 std::string replays_section(const RunReport& report) {
-    const auto result = std::find_if(report.results.begin(), report.results.end(),
-                                     [](const ProbeResult& p) { return p.id == "trace.replay"; });
-    if (result == report.results.end() || !result->attributes.contains("replay")) return {};
-    const auto replays = replay::replay_results_from_json(result->attributes["replay"]);
+    const ProbeResult* result = find_result(report, replay::replay_probe_id);
+    if (!result) return {};
+    const auto replays = replay::replay_results_from_json(result->attributes.value("replay", nlohmann::json()));
     if (replays.empty()) return {};
     std::string out = fmt::format("<h3>What-if replays ({} captures, {})</h3>\n", replays.size(),
                                   escape(units::format(result->wall_seconds, "s")));

@@ -122,17 +122,14 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
 }
 
 std::string replay_section_text(const RunReport& report) {
-    for (const auto& result : report.results) {
-        if (result.id != "trace.replay") continue;
-        const auto section = result.attributes.find("replay");
-        if (section == result.attributes.end()) return {};
-        const std::vector<ReplayResult> results = replay_results_from_json(*section);
-        if (results.empty()) return {};
-        // The findings it measured are ranked among the report's own, above.
-        return fmt::format("What-if replays ({} in {})\n", results.size(), ns_text(result.wall_seconds * 1e9)) +
-               replay_text(results, {});
-    }
-    return {};
+    const ProbeResult* result = find_result(report, replay_probe_id);
+    if (!result) return {};
+    const std::vector<ReplayResult> results =
+        replay_results_from_json(result->attributes.value("replay", nlohmann::json()));
+    if (results.empty()) return {};
+    // The findings it measured are ranked among the report's own, above.
+    return fmt::format("What-if replays ({} in {})\n", results.size(), ns_text(result->wall_seconds * 1e9)) +
+           replay_text(results, {});
 }
 
 }  // namespace clprobe::replay

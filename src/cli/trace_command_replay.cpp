@@ -68,7 +68,7 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
     options.max_kernels = static_cast<std::size_t>(o.replay_kernels);
     if (!quiet) options.progress = [](const std::string& line) { fmt::print(stderr, "clprobe trace: {}\n", line); };
     ProbeResult result;
-    result.id = "trace.replay";
+    result.id = replay::replay_probe_id;
     result.layer = "trace";
     result.title = "Replay of the hottest captured kernels";
     const auto started = std::chrono::steady_clock::now();
