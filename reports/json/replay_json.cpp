@@ -7,6 +7,7 @@
 
 #include "json/report_json.hpp"
 #include "rules/replay_findings.hpp"
+#include "rules/replay_verdict.hpp"
 
 namespace clprobe::replay {
 
@@ -18,18 +19,48 @@ json summary_json(const Summary& s) {
     return {{"n", s.n}, {"min", s.min}, {"median", s.median}, {"max", s.max}, {"mean", s.mean}, {"cv", s.cv}};
 }
 
-json variant_json(const VariantResult& ref, const VariantResult& v) {
+json interval_json(const std::optional<SpeedupInterval>& s) {
+    if (!s) return nullptr;
+    return {{"estimate", s->estimate},
+            {"low", s->low},
+            {"high", s->high},
+            {"share_at_least", s->share_at_least},
+            {"samples", s->samples}};
+}
+
+json mode_json(const TimeMode& m) {
+    return {{"median", m.median}, {"min", m.min}, {"max", m.max}, {"n", m.n}};
+}
+
+json modes_json(const std::optional<TimeModes>& m) {
+    if (!m) return nullptr;
+    return {{"fast", mode_json(m->fast)}, {"slow", mode_json(m->slow)}, {"split", m->split}};
+}
+
+json variant_json(const ReplayResult& r, const VariantResult& v) {
+    const VariantResult& ref = r.variants[0];
     json j = {{"kind", to_string(v.kind)},
               {"label", v.label},
               {"local_size", v.local_size},
               {"options", v.options},
               {"samples_ns", v.samples_ns},
+              {"reference_ns", v.reference_ns},
+              {"first_round", v.first_round},
               {"summary_ns", v.summary ? summary_json(*v.summary) : json(nullptr)},
               {"outputs", to_string(v.check)},
               {"ranked_eligible", rankable(v)},
               {"failure", v.failure.empty() ? json(nullptr) : json(v.failure)}};
     const auto ratio = time_ratio(ref, v);
-    j["speedup"] = ratio && *ratio > 0 ? json(1 / *ratio) : json(nullptr);
+    j["median_speedup"] = ratio && *ratio > 0 ? json(1 / *ratio) : json(nullptr);
+    if (v.kind != VariantKind::as_captured) {
+        // Written for readers; `report` judges the samples again (rules/replay_verdict).
+        const VariantVerdict verdict = judge_variant(r, v);
+        j["speedup"] = interval_json(verdict.stated());
+        j["first_round_speedup"] = interval_json(verdict.speedups.first);
+        j["confirmation_speedup"] = interval_json(verdict.speedups.confirmation);
+        j["fast_mode_speedup"] = interval_json(verdict.speedups.fast_mode);
+        j["verdict"] = {{"ranked", verdict.ranked}, {"why", verdict.why}};
+    }
     if (v.errors)
         j["errors"] = {{"max_abs", std::isfinite(v.errors->max_abs) ? json(v.errors->max_abs) : json("inf")},
                        {"max_rel", std::isfinite(v.errors->max_rel) ? json(v.errors->max_rel) : json("inf")},
@@ -74,6 +105,13 @@ VariantResult variant_from_json(const json& j) {
     v.local_size = value_or<std::string>(j, "local_size", "");
     v.options = value_or<std::string>(j, "options", "");
     v.samples_ns = value_or<std::vector<double>>(j, "samples_ns", {});
+    v.reference_ns = value_or<std::vector<double>>(j, "reference_ns", {});
+    v.first_round = value_or<std::size_t>(j, "first_round", 0);
+    // Pairs only where every sample has its reference and the first round lies within them.
+    if (v.reference_ns.size() != v.samples_ns.size() || v.first_round > v.samples_ns.size()) {
+        v.reference_ns.clear();
+        v.first_round = 0;
+    }
     try {
         if (!v.samples_ns.empty()) v.summary = summarize(v.samples_ns);
     } catch (const std::invalid_argument&) {
@@ -90,6 +128,33 @@ VariantResult variant_from_json(const json& j) {
     return v;
 }
 
+Summary summary_from_json(const json& j) {
+    Summary s;
+    s.n = value_or<std::size_t>(j, "n", 0);
+    s.min = value_or<double>(j, "min", 0);
+    s.median = value_or<double>(j, "median", 0);
+    s.max = value_or<double>(j, "max", 0);
+    s.mean = value_or<double>(j, "mean", 0);
+    s.cv = value_or<double>(j, "cv", 0);
+    return s;
+}
+
+std::optional<TimeModes> modes_from_json(const json& j) {
+    const auto mode = [&](const char* key) {
+        TimeMode m;
+        if (const auto it = j.find(key); it != j.end() && it->is_object()) {
+            m.median = value_or<double>(*it, "median", 0);
+            m.min = value_or<double>(*it, "min", 0);
+            m.max = value_or<double>(*it, "max", 0);
+            m.n = value_or<std::size_t>(*it, "n", 0);
+        }
+        return m;
+    };
+    TimeModes m{mode("fast"), mode("slow"), value_or<double>(j, "split", 0)};
+    if (m.fast.n == 0 || m.slow.n == 0 || m.fast.median <= 0) return std::nullopt;
+    return m;
+}
+
 ReplayResult replay_result_from_json(const json& j) {
     ReplayResult r;
     r.folder = value_or<std::string>(j, "capture", "");
@@ -103,6 +168,11 @@ ReplayResult replay_result_from_json(const json& j) {
                           ReplayStatus::failed);
     r.reason = value_or<std::string>(j, "reason", "");
     if (const auto t = j.find("traced_ns"); t != j.end() && t->is_number()) r.traced_ns = t->get<long long>();
+    r.launch_ordinal = value_or<long long>(j, "launch_ordinal", 0);
+    if (const auto t = j.find("traced_like"); t != j.end() && t->is_object()) r.traced_like = summary_from_json(*t);
+    r.traced_like_basis = value_or<std::string>(j, "traced_like_basis", "");
+    r.traced_like_spread = value_or<double>(j, "traced_like_spread", 0);
+    if (const auto m = j.find("traced_modes"); m != j.end() && m->is_object()) r.traced_modes = modes_from_json(*m);
     r.reliable = value_or<bool>(j, "reliable", false);
     r.reliability = value_or<std::string>(j, "reliability", "");
     r.tolerance = value_or<double>(j, "tolerance", 0);
@@ -141,7 +211,7 @@ std::vector<ReplayResult> replay_results_from_json(const json& section) {
 json replay_result_to_json(const ReplayResult& r) {
     json variants = json::array();
     for (const auto& v : r.variants)
-        variants.push_back(variant_json(r.variants[0], v));
+        variants.push_back(variant_json(r, v));
     json j = {{"capture", r.folder},
               {"kernel", r.kernel},
               {"pid", r.pid},
@@ -149,6 +219,12 @@ json replay_result_to_json(const ReplayResult& r) {
               {"status", to_string(r.status)},
               {"reason", r.reason.empty() ? json(nullptr) : json(r.reason)},
               {"traced_ns", r.traced_ns ? json(*r.traced_ns) : json(nullptr)},
+              {"launch_ordinal", r.launch_ordinal},
+              {"traced_like", r.traced_like ? summary_json(*r.traced_like) : json(nullptr)},
+              {"traced_like_basis", r.traced_like_basis},
+              {"traced_like_spread", r.traced_like_spread},
+              {"traced_modes", modes_json(r.traced_modes)},
+              {"replay_modes", modes_json(replay_modes(r))},
               {"reliable", r.reliable},
               {"reliability", r.reliability},
               {"tolerance", r.tolerance},

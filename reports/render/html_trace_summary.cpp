@@ -119,14 +119,18 @@ std::string replays_section(const RunReport& report) {
         for (const auto& row : replay::what_if_rows(r))
             rows += fmt::format(
                 "<tr><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>\n",
                 escape(row.what_if), escape(row.variant), escape(row.median), escape(row.spread), escape(row.samples),
-                escape(row.speedup), escape(row.outputs));
+                escape(row.speedup), escape(row.verdict), escape(row.outputs));
         if (!rows.empty())
             out += scroll_table(
-                "<tr><th>what-if</th><th>variant</th><th>median</th><th>spread</th><th>n</th><th>speed-up</th>"
-                "<th>outputs</th></tr>",
+                "<tr><th>what-if</th><th>variant</th><th>median</th><th>spread</th><th>n</th><th>speed-up [95%]</th>"
+                "<th>verdict</th><th>outputs</th></tr>",
                 rows);
+        std::string notes;
+        for (const auto& note : replay::replay_notes(r))
+            notes += "<li>" + escape(note) + "</li>";
+        if (!notes.empty()) out += "<ul>" + notes + "</ul>\n";
     }
     return out;
 }

@@ -4,17 +4,11 @@
 
 #include "json/replay_json.hpp"
 #include "rules/replay_findings.hpp"
+#include "rules/replay_verdict.hpp"
 
 namespace clprobe::replay {
 
 namespace {
-
-std::string ns_text(double ns) {
-    if (ns >= 1e9) return fmt::format("{:.3g} s", ns * 1e-9);
-    if (ns >= 1e6) return fmt::format("{:.3g} ms", ns * 1e-6);
-    if (ns >= 1e3) return fmt::format("{:.3g} us", ns * 1e-3);
-    return fmt::format("{:.0f} ns", ns);
-}
 
 std::string kind_text(VariantKind k) {
     switch (k) {
@@ -46,7 +40,32 @@ std::string outputs_text(const ReplayResult& r, const VariantResult& v) {
     return "?";
 }
 
+// The verdict in a word or two, for a table cell; the whole line is in replay_notes.
+std::string short_verdict(const ReplayResult& r, const VariantResult& v) {
+    const VariantVerdict verdict = judge_variant(r, v);
+    if (verdict.ranked) return "ranked";
+    for (const char* word : {"within noise", "not confirmed", "bimodal", "not timed"})
+        if (verdict.why.find(word) != std::string::npos) return word;
+    return "not ranked";
+}
+
 }  // namespace
+
+std::vector<std::string> replay_notes(const ReplayResult& r) {
+    std::vector<std::string> notes;
+    if (r.status != ReplayStatus::replayed) return notes;
+    if (const auto m = replay_modes(r)) notes.push_back("bimodal as captured: " + modes_text(*m));
+    if (r.traced_modes) notes.push_back("bimodal in the program: " + modes_text(*r.traced_modes));
+    for (const auto& v : r.variants) {
+        if (v.kind == VariantKind::as_captured || !v.failure.empty() || !rankable(v)) continue;
+        const VariantVerdict verdict = judge_variant(r, v);
+        const auto stated = verdict.stated();
+        // The variants that looked faster: what ranked them, or what did not.
+        if (verdict.ranked || (stated && stated->estimate >= min_replay_speedup))
+            notes.push_back(fmt::format("{} {}: {}", kind_text(v.kind), v.label, verdict.why));
+    }
+    return notes;
+}
 
 std::vector<WhatIfRow> what_if_rows(const ReplayResult& r) {
     std::vector<WhatIfRow> rows;
@@ -59,15 +78,23 @@ std::vector<WhatIfRow> what_if_rows(const ReplayResult& r) {
                       "-",
                       "-",
                       "-",
-                      outputs_text(r, v)};
+                      outputs_text(r, v),
+                      ""};
         if (v.summary) {
             row.median = ns_text(v.summary->median);
             if (v.summary->median > 0)
                 row.spread = fmt::format("{:.0f}%", (v.summary->max - v.summary->min) / v.summary->median * 100);
             row.samples = std::to_string(v.summary->n);
-            if (const auto ratio = time_ratio(ref, v); ratio && *ratio > 0)
+            if (v.kind == VariantKind::as_captured) {
+                // nothing to compare with itself
+            } else if (const auto stated = judge_variant(r, v).stated()) {
+                row.speedup = interval_text(*stated);
+            } else if (const auto ratio = time_ratio(ref, v); ratio && *ratio > 0) {
                 row.speedup = fmt::format("{:.2f}x", 1 / *ratio);
+            }
         }
+        // A changed answer is said in the outputs column; it is never ranked.
+        if (v.kind != VariantKind::as_captured && rankable(v)) row.verdict = short_verdict(r, v);
         rows.push_back(std::move(row));
     }
     return rows;
@@ -103,13 +130,15 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
                 r.bandwidth->kernel_gbps, r.bandwidth->bytes * 1e-6, r.bandwidth->copy_gbps,
                 r.bandwidth->copy_method.empty() ? "clEnqueueCopyBuffer/Image" : r.bandwidth->copy_method,
                 r.bandwidth->copy_gbps > 0 ? r.bandwidth->kernel_gbps / r.bandwidth->copy_gbps * 100 : 0);
-        out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", "what-if", "variant", "median", "spread",
-                           "n", "speed-up", "outputs");
+        out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>22} {:<13}  {}\n", "what-if", "variant", "median",
+                           "spread", "n", "speed-up [95%]", "verdict", "outputs");
         for (auto& row : what_if_rows(r)) {
             if (row.variant.size() > 38) row.variant = row.variant.substr(0, 35) + "...";
-            out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>8}  {}\n", row.what_if, row.variant, row.median,
-                               row.spread, row.samples, row.speedup, row.outputs);
+            out += fmt::format("  {:<12} {:<38} {:>10} {:>8} {:>4} {:>22} {:<13}  {}\n", row.what_if, row.variant,
+                               row.median, row.spread, row.samples, row.speedup, row.verdict, row.outputs);
         }
+        for (const auto& note : replay_notes(r))
+            out += "  " + note + "\n";
         out += "\n";
     }
     if (!findings.empty()) {

@@ -15,14 +15,18 @@ namespace clprobe::replay {
 std::string replay_text(const std::vector<ReplayResult>& results, const std::vector<Finding>& findings);
 
 // One row of a replayed capture's what-if table, as the text and HTML tables print it.
+// speedup: the stated speed-up side by side with its 95% interval ("1.95x [1.80-2.10]");
+// verdict: "ranked", or why not in a few words ("within noise", "not confirmed", "bimodal").
 struct WhatIfRow {
-    std::string what_if, variant, median, spread, samples, speedup, outputs;
+    std::string what_if, variant, median, spread, samples, speedup, outputs, verdict;
 };
 std::vector<WhatIfRow> what_if_rows(const ReplayResult& r);
 // "Replay of `k` (capture 12-0, pid 12) on P / D", the block's heading.
 std::string replay_heading(const ReplayResult& r);
 // The line under it: the status and reason of a capture not replayed, else its reliability.
 std::string replay_verdict(const ReplayResult& r);
+// Lines under the table: the two modes of a bimodal kernel, and each variant's verdict in full.
+std::vector<std::string> replay_notes(const ReplayResult& r);
 
 // The what-if tables of a saved report's trace.replay section (empty without one), for the text
 // report: with `-q -o FILE` or a saved report read back, this is where the table is.

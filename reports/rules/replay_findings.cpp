@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "rules/kernel_roof_rules.hpp"
+#include "rules/replay_verdict.hpp"
 #include "rules/trace_rule_support.hpp"
 
 namespace clprobe::replay {
@@ -72,6 +73,67 @@ std::string suggestion(const VariantResult& v) {
     return {};
 }
 
+// The variant of `kind` a finding is about: the fastest the verdicts ranked, else the fastest
+// that looked faster (shown with why it was not ranked); none when nothing of that kind did.
+std::optional<std::pair<const VariantResult*, VariantVerdict>> chosen_variant(const ReplayResult& r, VariantKind kind) {
+    std::optional<std::pair<const VariantResult*, VariantVerdict>> ranked, shown;
+    for (const auto& v : r.variants) {
+        if (v.kind != kind || !rankable(v)) continue;
+        VariantVerdict verdict = judge_variant(r, v);
+        const auto stated = verdict.stated();
+        if (!stated) continue;
+        auto& slot = verdict.ranked ? ranked : shown;
+        if (!slot || stated->estimate > slot->second.stated()->estimate) slot.emplace(&v, std::move(verdict));
+    }
+    if (ranked) return ranked;
+    if (shown && shown->second.stated()->estimate >= min_replay_speedup) return shown;
+    return std::nullopt;
+}
+
+std::optional<Finding> kind_finding(const ReplayResult& r, VariantKind kind, const KernelTotals& totals,
+                                    std::optional<double> wall_ns) {
+    const auto chosen = chosen_variant(r, kind);
+    if (!chosen) return std::nullopt;
+    const VariantResult& best = *chosen->first;
+    const VariantVerdict& verdict = chosen->second;
+    const SpeedupInterval speedup = *verdict.stated();
+    const VariantResult& ref = r.variants[0];
+    const auto share = wall_share(totals, 1 / speedup.estimate, wall_ns);
+    if (!share || *share < trace_rule::min_gain) return std::nullopt;
+    Finding f;
+    f.id = finding_id(kind);
+    f.layer = trace_rule::layer;
+    f.severity = trace_rule::severity_for(*share);
+    f.title = fmt::format(
+        "`{}`: {} \u2192 {}, {}, ~{:.0f}% of the wall time", r.kernel, what_changed(r, best), interval_text(speedup),
+        best.check == OutputCheck::identical ? "outputs identical" : "outputs within tolerance", *share * 100);
+    f.evidence.push_back(
+        trace_rule::fact("replay.variant.time", best.summary->median * 1e-6, "ms",
+                         fmt::format("median of {} launches, {}", best.summary->n, check_text(best, r.tolerance)),
+                         {{"variant", best.label}, {"kernel", r.kernel}}));
+    f.evidence.push_back(trace_rule::fact(
+        "replay.as_captured.time", ref.summary->median * 1e-6, "ms",
+        fmt::format("median of {} launches as captured ({})", ref.summary->n, r.reliability), {{"kernel", r.kernel}}));
+    f.evidence.push_back(trace_rule::fact(
+        "replay.speedup", speedup.estimate, "x",
+        fmt::format("median of as captured / variant over {} pairs timed side by side, 95% interval {:.2f}-{:.2f}; {}",
+                    speedup.samples, speedup.low, speedup.high, verdict.why),
+        {{"variant", best.label}}));
+    f.evidence.push_back(trace_rule::fact("trace.kernel.device_time", totals.device_ns * 1e-9, "s",
+                                          fmt::format("{} traced launches", totals.launches), {{"kernel", r.kernel}}));
+    f.suggestion = suggestion(best);
+    f.estimated_gain = *share;
+    f.gain_basis = fmt::format(
+        "the kernel's traced device time x (1 - 1/{:.3g}) of the program's wall time, from a replay on this device",
+        speedup.estimate);
+    f.measured_share = true;
+    // The interval says how sure: the share of resamples at or above the smallest gain ranked.
+    f.confidence = speedup.share_at_least;
+    if (!verdict.ranked) f.not_ranked = verdict.why;
+    f.kind = verdict.ranked ? FindingKind::ranked : FindingKind::note;
+    return f;
+}
+
 }  // namespace
 
 std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, const ReplayContext& context) {
@@ -80,7 +142,6 @@ std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, c
         if (r.status != ReplayStatus::replayed || !r.reliable || r.variants.empty()) continue;
         const auto totals = context.kernels.find(r.kernel);
         if (totals == context.kernels.end()) continue;
-        const VariantResult& ref = r.variants[0];
         if (r.build_ms * 1e6 > totals->second.device_ns) {
             Finding note;
             note.id = binary_cache_finding;
@@ -103,61 +164,16 @@ std::vector<Finding> replay_findings(const std::vector<ReplayResult>& results, c
             out.push_back(std::move(note));
         }
         const std::size_t first_of_kernel = out.size();
-        for (VariantKind kind : {VariantKind::local_size, VariantKind::build_options, VariantKind::placement}) {
-            const VariantResult* best = nullptr;
-            double best_ratio = 1;
-            for (const auto& v : r.variants) {
-                if (v.kind != kind || !rankable(v)) continue;
-                const auto ratio = time_ratio(ref, v);
-                if (ratio && *ratio < best_ratio) {
-                    best_ratio = *ratio;
-                    best = &v;
-                }
-            }
-            if (!best) continue;
-            const auto share = wall_share(totals->second, best_ratio, context.wall_ns);
-            if (!share || *share < trace_rule::min_gain) continue;
-            Finding f;
-            f.id = finding_id(kind);
-            f.layer = trace_rule::layer;
-            f.severity = trace_rule::severity_for(*share);
-            const double speedup = 1 / best_ratio;
-            f.title = fmt::format(
-                "`{}`: {} \u2192 {:.2g}x, {}, ~{:.0f}% of the wall time", r.kernel, what_changed(r, *best), speedup,
-                best->check == OutputCheck::identical ? "outputs identical" : "outputs within tolerance", *share * 100);
-            f.evidence.push_back(trace_rule::fact(
-                "replay.variant.time", best->summary->median * 1e-6, "ms",
-                fmt::format("median of {} launches, {}", best->summary->n, check_text(*best, r.tolerance)),
-                {{"variant", best->label}, {"kernel", r.kernel}}));
-            f.evidence.push_back(
-                trace_rule::fact("replay.as_captured.time", ref.summary->median * 1e-6, "ms",
-                                 fmt::format("median of {} launches as captured ({})", ref.summary->n, r.reliability),
-                                 {{"kernel", r.kernel}}));
-            f.evidence.push_back(trace_rule::fact("replay.speedup", speedup, "x", "as captured / variant, medians",
-                                                  {{"variant", best->label}}));
-            f.evidence.push_back(trace_rule::fact("trace.kernel.device_time", totals->second.device_ns * 1e-9, "s",
-                                                  fmt::format("{} traced launches", totals->second.launches),
-                                                  {{"kernel", r.kernel}}));
-            f.suggestion = suggestion(*best);
-            f.estimated_gain = *share;
-            f.gain_basis = fmt::format(
-                "the kernel's traced device time x (1 - {:.3g}) of the program's wall time, from a replay on this "
-                "device",
-                best_ratio);
-            f.measured_share = true;
-            f.kind = FindingKind::ranked;
-            // Overlapping samples: the speed-up is inside the noise of the two sample sets.
-            f.uncertain = best->summary->max >= ref.summary->min;
-            f.confidence = f.uncertain ? 0.5 : 0.9;
-            out.push_back(std::move(f));
-        }
+        for (VariantKind kind : {VariantKind::local_size, VariantKind::build_options, VariantKind::placement})
+            if (auto f = kind_finding(r, kind, totals->second, context.wall_ns)) out.push_back(std::move(*f));
         // Each change was measured alone and each saves from the same device time, so their gains
         // do not add up: the kernel's largest stays ranked, the others are notes beside it.
+        auto eligible = [](const Finding& f) { return f.measured_share && f.not_ranked.empty(); };
         auto best = out.end();
         for (auto it = out.begin() + static_cast<std::ptrdiff_t>(first_of_kernel); it != out.end(); ++it)
-            if (it->measured_share && (best == out.end() || *it->estimated_gain > *best->estimated_gain)) best = it;
+            if (eligible(*it) && (best == out.end() || *it->estimated_gain > *best->estimated_gain)) best = it;
         for (auto it = out.begin() + static_cast<std::ptrdiff_t>(first_of_kernel); it != out.end(); ++it)
-            if (it->measured_share && it != best) {
+            if (eligible(*it) && it != best) {
                 it->measured_share = false;
                 it->kind = FindingKind::note;
                 it->gain_basis +=
@@ -190,38 +206,51 @@ const ReplayResult* replay_of(const std::vector<ReplayResult>& results, const st
     return nullptr;
 }
 
+// Confirmed when a variant of the kind is ranked by its verdict; disproved when every variant of
+// the kind ran with its outputs held and the upper bound of each one's interval is below the
+// smallest gain ranked; else the measurement cannot tell and the heuristic stands as it was.
 void judge(Finding& f, const ReplayResult& r, const Heuristic& h, std::vector<std::string>& disproved) {
-    const VariantResult& ref = r.variants[0];
     const VariantResult* best = nullptr;
-    double fastest = 0, slowest = 0;
+    std::optional<VariantVerdict> best_verdict;
+    double highest = 0;
     std::string labels;
     for (const auto& v : r.variants) {
         if (v.kind != h.kind || !rankable(v)) continue;
-        const double speedup = 1 / *time_ratio(ref, v);
-        if (!best || speedup > fastest) {
-            best = &v;
-            fastest = speedup;
-        }
-        slowest = labels.empty() ? speedup : std::min(slowest, speedup);
+        VariantVerdict verdict = judge_variant(r, v);
+        const auto stated = verdict.stated();
+        if (!stated) continue;
+        highest = std::max(highest, stated->high);
         labels += (labels.empty() ? "" : ", ") + v.label;
+        const bool better =
+            !best_verdict || (verdict.ranked && !best_verdict->ranked) ||
+            (verdict.ranked == best_verdict->ranked && stated->estimate > best_verdict->stated()->estimate);
+        if (better) {
+            best = &v;
+            best_verdict = std::move(verdict);
+        }
     }
     if (!best) return;  // nothing of that kind ran with its outputs held: not measured
-    f.evidence.push_back(trace_rule::fact("replay.speedup", fastest, "x",
-                                          fmt::format("the fastest of {} measured by replaying the captured launch "
-                                                      "({}); as captured {}",
-                                                      h.what, best->label, ref.local_size),
-                                          {{"kernel", r.kernel}, {"variant", best->label}}));
-    const bool confirmed = fastest >= confirm_speedup && best->summary->max < ref.summary->min;
-    if (confirmed) {
-        f.factor = fastest;
-        f.title += fmt::format(" (measured: {} {} gives {:.2g}x)", h.what, best->label, fastest);
+    const SpeedupInterval speedup = *best_verdict->stated();
+    f.evidence.push_back(trace_rule::fact(
+        "replay.speedup", speedup.estimate, "x",
+        fmt::format("the fastest of {} measured by replaying the captured launch "
+                    "({}), 95% interval {:.2f}-{:.2f}; as captured {}; {}",
+                    h.what, best->label, speedup.low, speedup.high, r.variants[0].local_size, best_verdict->why),
+        {{"kernel", r.kernel}, {"variant", best->label}}));
+    if (best_verdict->ranked) {
+        f.factor = speedup.estimate;
+        f.title += fmt::format(" (measured: {} {} gives {})", h.what, best->label, interval_text(speedup));
+        return;
+    }
+    if (highest >= min_replay_speedup) {
+        f.title += " (measured: inconclusive)";
         return;
     }
     f.title += " (measured: no gain)";
     f.not_ranked = fmt::format(
-        "measured: no gain: a replay of the captured launch ran {} {} at {:.2f}-{:.2f}x of the "
-        "launch as captured",
-        h.what, labels, slowest, fastest);
+        "measured: no gain: a replay of the captured launch ran {} {}, none at {}x or more at the upper bound of "
+        "its interval (best {})",
+        h.what, labels, min_replay_speedup, interval_text(speedup));
     disproved.push_back(r.kernel);
 }
 

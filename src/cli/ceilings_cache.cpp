@@ -94,16 +94,30 @@ std::optional<CachedCeilings> load_cached_ceilings(const std::string& key, std::
     return out;
 }
 
-std::string save_ceilings(const std::string& key, const RunReport& measured) {
+const std::set<std::string>& ceiling_probe_ids() {
+    static const std::set<std::string> ids = {"kernel.build",        "kernel.launch",        "kernel.bandwidth",
+                                              "kernel.compute.fp32", "kernel.compute.int32", "transfer.bandwidth",
+                                              "transfer.latency",    "transfer.overlap"};
+    return ids;
+}
+
+bool has_all_ceilings(const std::vector<ProbeResult>& results) {
+    return std::all_of(ceiling_probe_ids().begin(), ceiling_probe_ids().end(), [&](const std::string& id) {
+        return std::any_of(results.begin(), results.end(),
+                           [&](const ProbeResult& r) { return r.id == id && r.status == ProbeStatus::ok; });
+    });
+}
+
+std::string save_ceilings(const std::string& key, const RunReport& measured, const std::string& measured_by) {
     RunReport entry;
     entry.tool_version = measured.tool_version;
     entry.provenance = measured.provenance;
     entry.created_at = measured.created_at;
     entry.host = measured.host;
     entry.device = measured.device;
-    entry.options = {{"command", "trace (ceilings cache)"}, {key_option, key}};
+    entry.options = {{"command", measured_by + " (ceilings cache)"}, {key_option, key}};
     for (const auto& r : measured.results)
-        if (r.layer == "kernel" || r.layer == "transfer") entry.results.push_back(r);
+        if (ceiling_probe_ids().count(r.id)) entry.results.push_back(r);
     const fs::path path = ceilings_cache_path(key);
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);

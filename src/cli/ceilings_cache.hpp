@@ -6,6 +6,7 @@
 // measured again and one line says why.
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@
 #include "core/report.hpp"
 
 namespace clprobe {
+
+// The probes whose results are the ceilings a trace judges a program against: what a trace
+// measures, what an entry keeps, and what a `diagnose` must have measured, each ok, to leave one.
+const std::set<std::string>& ceiling_probe_ids();
+bool has_all_ceilings(const std::vector<ProbeResult>& results);
 
 // What makes two sets of ceilings the same: the device (platform, name, driver), clprobe's build
 // (version, commit, the binary itself) and the environment the driver reads (OPENCL_LAYERS, the
@@ -31,8 +37,9 @@ struct CachedCeilings {
 // what: another key, unreadable, truncated, no ceilings).
 std::optional<CachedCeilings> load_cached_ceilings(const std::string& key, std::string& why);
 
-// Keeps the kernel and transfer results of `measured` for `key` (written whole or not at all);
-// returns "" or why it could not (a trace never fails for its cache).
-std::string save_ceilings(const std::string& key, const RunReport& measured);
+// Keeps the ceiling probes' results of `measured` for `key` (written whole or not at all), from a
+// trace or a `diagnose` of the device (`measured_by` names which); returns "" or why it could not (neither fails for
+// its cache).
+std::string save_ceilings(const std::string& key, const RunReport& measured, const std::string& measured_by);
 
 }  // namespace clprobe

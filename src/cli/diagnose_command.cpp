@@ -11,6 +11,7 @@
 #include "builtin_probes.hpp"
 #include "cl/cl_error.hpp"
 #include "cl/command_trace.hpp"
+#include "cli/ceilings_cache.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/diagnose_prebuild.hpp"
@@ -207,6 +208,19 @@ std::unique_ptr<ProbeIsolator> make_isolator(const DiagnoseOptions& o, const Run
 }
 
 // Everything the report says before any probe runs.
+// The next `trace` of this device judges its program against these ceilings instead of measuring
+// them again (cli/ceilings_cache.hpp): only a whole set of the shipped kernels, from a run that was
+// not interrupted, on a machine the run trusted (no trust warning: a CPU hog, drift); a planted
+// kernel folder's ceilings are not the device's.
+void keep_ceilings(const DiagnoseOptions& o, const SelectedDevice& selected, const RunReport& report) {
+    const bool doubted =
+        std::any_of(report.trust_notes.begin(), report.trust_notes.end(), [](const TrustNote& t) { return t.warning; });
+    if (!report.complete || doubted || !o.kernel_dir.empty() || !has_all_ceilings(report.results)) return;
+    if (const std::string problem = save_ceilings(ceilings_cache_key(selected.info), report, "diagnose");
+        !problem.empty())
+        Log::warn("the ceilings were not cached for trace: {}", problem);
+}
+
 RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const DeviceSession* session,
                         const SelectedDevice& selected) {
     RunReport report;
@@ -301,6 +315,7 @@ int run_diagnose(DiagnoseOptions o) {
     report.complete = !interrupt_requested();
     analyze(report);
     write_outputs(o, run, report);
+    keep_ceilings(o, selected, report);
     if (interrupt_requested()) {
         Log::warn("interrupted: the report covers the probes that finished");
         return 128 + interrupt_signal();  // the shell's convention for a death by signal

@@ -80,17 +80,6 @@ const std::set<std::string> context_probes = {"system.host", "system.limits", "s
 // report of `clprobe diagnose`, which measures them; without one, kernels meet kernel.peak.bandwidth.
 // kernel.compute.int32 is the roof of kernels whose time goes to integer work (hashing, bit
 // manipulation), which --work tells apart from floating-point and memory-bound ones.
-const std::set<std::string> ceiling_probes = {"kernel.build",        "kernel.launch",        "kernel.bandwidth",
-                                              "kernel.compute.fp32", "kernel.compute.int32", "transfer.bandwidth",
-                                              "transfer.latency",    "transfer.overlap"};
-
-bool all_ceilings_ok(const std::vector<ProbeResult>& results) {
-    return std::all_of(ceiling_probes.begin(), ceiling_probes.end(), [&](const std::string& id) {
-        return std::any_of(results.begin(), results.end(),
-                           [&](const ProbeResult& r) { return r.id == id && r.status == ProbeStatus::ok; });
-    });
-}
-
 ProbeList probes_named(const std::set<std::string>& ids) {
     ProbeList all = make_builtin_probes(), chosen;
     for (auto& p : all)
@@ -185,7 +174,7 @@ std::vector<ProbeResult> measure_before(const TraceOptions& o, const SelectedDev
     std::unique_ptr<DeviceSession> session;
     std::string device_error;
     if (!baseline && !o.no_ceilings) {
-        ids.insert(ceiling_probes.begin(), ceiling_probes.end());
+        ids.insert(ceiling_probe_ids().begin(), ceiling_probe_ids().end());
         try {
             session = open_session(selected, "", true);
             report.device = session->info();
@@ -304,6 +293,7 @@ int run_trace(TraceOptions o) {
     // Counting needs the layer's captures: they are taken when it can run here.
     const WorkCounter work_counter = o.work.enabled() ? find_work_counter() : WorkCounter{};
     o.replay.capture_for_work = o.work.enabled() && work_counter.available();
+    o.work.capture_launch = o.replay.capture_launch();
     const std::vector<std::string> replay_env = prepare_replay(o.replay, records.path);
 
     RunReport report = new_report(o, baseline ? *baseline->device : selected.info);
@@ -321,9 +311,9 @@ int run_trace(TraceOptions o) {
             {"path", cached->path.string()},
             {"measured_at", cached->report.created_at},
             {"git_commit", cached->report.provenance ? cached->report.provenance->git_commit : "unknown"}};
-    } else if (!cache_key.empty() && all_ceilings_ok(report.results)) {
+    } else if (!cache_key.empty() && has_all_ceilings(report.results)) {
         // Only a whole set is kept: a probe that failed this time is measured again next time.
-        if (const std::string problem = save_ceilings(cache_key, report); !problem.empty() && !o.quiet)
+        if (const std::string problem = save_ceilings(cache_key, report, "trace"); !problem.empty() && !o.quiet)
             fmt::print(stderr, "clprobe trace: the ceilings were not cached: {}\n", problem);
     }
     // The machine's energy over the program's lifetime, where sensors exist (app.energy): found

@@ -33,10 +33,24 @@ replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& process
             const std::string name(p.kernel_name(c));
             auto& totals = context.kernels[name];
             ++totals.launches;
+            // A sampled timeline lacks launches: the ordinal of the captured one cannot be matched.
+            std::vector<int>* order = p.sampling.limited ? nullptr : &context.launch_shapes[{p.pid, name}];
             if (c.device && c.device->status == 0 && c.device->end > c.device->start) {
                 const double ns = static_cast<double>(c.device->end - c.device->start);
                 totals.device_ns += ns;
                 launches[name].push_back(ns);
+                const std::pair<std::string, std::uint64_t> shape{c.global, c.bytes};
+                auto at = std::find(totals.shapes.begin(), totals.shapes.end(), shape);
+                if (at == totals.shapes.end()) {
+                    totals.shapes.push_back(shape);
+                    totals.times_ns.emplace_back();
+                    at = totals.shapes.end() - 1;
+                }
+                const auto index = at - totals.shapes.begin();
+                totals.times_ns[static_cast<std::size_t>(index)].push_back(ns);
+                if (order) order->push_back(static_cast<int>(index));
+            } else if (order) {
+                order->push_back(-1);
             }
         }
         // Launches a sampled timeline left out (--max-size): counted and timed in aggregate.
@@ -78,7 +92,9 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
         result.attributes["replay"] = replay_to_json(run.results, run.findings);
         // The what-if tables are part of the text report (render/replay_text's replay_section_text),
         // wherever it goes: stderr, -o FILE with -q, a saved report read back.
-        if (run.results.empty()) result.reason = "the layer captured no kernel (each is captured at its 2nd launch)";
+        if (run.results.empty())
+            result.reason =
+                fmt::format("the layer captured no kernel (each is captured at launch {})", o.capture_launch());
         // Classified on their own: the trace's findings were classified by analyze() already.
         std::vector<Finding> found = run.findings;
         classify_findings(found);

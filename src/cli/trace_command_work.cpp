@@ -125,8 +125,10 @@ const replay::CaptureLoad* capture_for(const std::vector<replay::CaptureLoad>& l
     return any;
 }
 
-std::string not_captured_reason(const HotKernel& k) {
-    if (k.launches == 1) return "not captured: it was launched once (the layer captures a kernel's 2nd launch)";
+std::string not_captured_reason(const HotKernel& k, int capture_launch) {
+    if (k.launches < static_cast<std::uint64_t>(capture_launch))
+        return fmt::format("not captured: it was launched {} time{} (the layer captured launch {} of each kernel)",
+                           k.launches, k.launches == 1 ? "" : "s", capture_launch);
     return "not captured: no capture of it was written (the capture budget, --replay-budget, may have run out)";
 }
 
@@ -309,7 +311,7 @@ std::vector<KernelWorkFacts> count_hot_kernels(const std::vector<ProgramTrace>& 
         if (!counter.available())
             job.facts.reason = "work counting is not available: " + counter.unavailable;
         else if (!job.capture)
-            job.facts.reason = not_captured_reason(k);
+            job.facts.reason = not_captured_reason(k, options.capture_launch);
         else if (!job.capture->capture)
             job.facts.reason = "its capture is unreadable: " + job.capture->problem;
         else if (job.capture->capture->skipped)

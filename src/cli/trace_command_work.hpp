@@ -15,8 +15,9 @@
 namespace clprobe {
 
 struct WorkOptions {
-    int kernels = 5;      // --work N: the hottest N kernels; 0: off
-    double seconds = 30;  // --work-budget: wall time all counting may take
+    int capture_launch = 2;  // which launch of a kernel the layer captured (ReplayOptions::capture_launch)
+    int kernels = 5;         // --work N: the hottest N kernels; 0: off
+    double seconds = 30;     // --work-budget: wall time all counting may take
     bool enabled() const { return kernels > 0; }
 };
 

@@ -18,6 +18,11 @@ struct ReplayOptions {
     std::string budget = "256M";     // --replay-budget, as given
     std::uint64_t budget_bytes = 0;  // parsed by check_replay_options
     std::string dir;                 // <records>/replay once prepared
+    // --capture-at K: which launch of each kernel the layer captures. 0 (not given): the 1st with
+    // --replay, so a hot kernel launched once (darktable launches each of its kernels once per
+    // image) is captured too; the 2nd for --work alone, whose inputs-only captures count work.
+    int capture_at = 0;
+    int capture_launch() const { return capture_at > 0 ? capture_at : enabled() ? 1 : 2; }
     // --work counts the hottest kernels from the same captures: the layer captures for it too.
     bool capture_for_work = false;
     bool enabled() const { return replay_kernels > 0; }

@@ -1,5 +1,6 @@
 #include "layer/replay_format.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -123,7 +124,8 @@ std::string code_only(std::string_view source) {
     return out;
 }
 
-bool calls(std::string_view code, std::string_view name) {
+// The offset of the first call of `name` in `code` (the word, then an opening parenthesis).
+std::optional<size_t> first_call(std::string_view code, std::string_view name) {
     const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     for (size_t at = code.find(name); at != std::string_view::npos; at = code.find(name, at + 1)) {
         if (at > 0 && word(code[at - 1])) continue;
@@ -131,17 +133,24 @@ bool calls(std::string_view code, std::string_view name) {
         if (end < code.size() && word(code[end])) continue;
         while (end < code.size() && std::isspace(static_cast<unsigned char>(code[end])))
             ++end;
-        if (end < code.size() && code[end] == '(') return true;
+        if (end < code.size() && code[end] == '(') return at;
     }
-    return false;
+    return std::nullopt;
+}
+
+// "kernel uses printf (a call at line 12 of the program's source; comments and strings are not read)"
+std::string call_evidence(std::string_view what, std::string_view code, size_t at) {
+    const auto line = 1 + std::count(code.begin(), code.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    return std::string(what) + " (a call at line " + std::to_string(line) +
+           " of the program's source; comments and strings are not read)";
 }
 
 std::optional<std::string> source_skip_reason(std::string_view source) {
     // Calls in the code itself: a word in a comment or a string literal is not one (OpenMM's PME
     // kernels mention printf in a comment).
     const std::string code = code_only(source);
-    if (calls(code, "printf")) return std::string("kernel uses printf");
-    if (calls(code, "enqueue_kernel")) return std::string("device-side enqueue");
+    if (const auto at = first_call(code, "printf")) return call_evidence("kernel uses printf", code, *at);
+    if (const auto at = first_call(code, "enqueue_kernel")) return call_evidence("device-side enqueue", code, *at);
     return std::nullopt;
 }
 

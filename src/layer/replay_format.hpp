@@ -35,12 +35,13 @@ std::optional<std::string> arg_skip_reason(ArgKind kind, uint32_t index);
 
 // A program's source that a standalone launch cannot reproduce: printf (its output would go to
 // clprobe's stdout) or device-side enqueue. Program-wide: the layer does not parse which kernel
-// calls what, so every kernel of such a program is skipped.
+// calls what, so every kernel of such a program is skipped. The reason names the line of the call
+// as its evidence.
 std::optional<std::string> source_skip_reason(std::string_view source);
 // The source with comments and string and character literals blanked (newlines kept): code alone.
 std::string code_only(std::string_view source);
-// Whether `code` calls `name`: the whole word followed by optional spaces and '('.
-bool calls(std::string_view code, std::string_view name);
+// Where `code` first calls `name` (the whole word followed by optional spaces and '('), if it does.
+std::optional<size_t> first_call(std::string_view code, std::string_view name);
 
 // "600.0 MiB"
 std::string mib_text(uint64_t bytes);

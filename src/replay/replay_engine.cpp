@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "cl/cl_api.hpp"
 #include "cl/cl_error.hpp"
@@ -17,6 +18,7 @@
 #include "replay/output_compare.hpp"
 #include "rules/ranking.hpp"
 #include "rules/replay_findings.hpp"
+#include "rules/replay_verdict.hpp"
 
 namespace clprobe::replay {
 
@@ -43,6 +45,14 @@ std::vector<unsigned char> read_bytes(const fs::path& path, std::uint64_t size) 
 struct ArgMemory {
     std::vector<cl::Memory> mem;
     std::vector<cl::Buffer> image_buffers;
+};
+
+// One way to launch the kernel: its kernel object, the memory it runs on and its local size.
+// Variants share the captured memory except those that place it differently.
+struct Arm {
+    cl::Kernel kernel;
+    std::shared_ptr<const ArgMemory> memory;
+    std::optional<Range> local;
 };
 
 cl::NDRange nd_range(const Range& r, unsigned dims) {
@@ -88,13 +98,19 @@ class Replayer {
         std::vector<std::uint64_t> base_flags;
         for (const auto& a : c_.args)
             base_flags.push_back(a.kind == ArgKind::buffer ? replay_flags(a.flags) : 0);
-        auto buffers = make_memory(base_flags);
+        auto buffers = std::make_shared<const ArgMemory>(make_memory(base_flags));
         make_samplers();
 
         progress("as captured");
-        VariantResult ref = launch(kernel, buffers, c_.local_size, VariantKind::as_captured, "as captured");
-        ref.options = c_.options;
-        result.variants.push_back(ref);
+        std::vector<std::optional<Arm>> arms;  // per variant: how it launches, absent when it failed
+        auto add = [&](Arm arm, VariantKind kind, const std::string& label, const std::string& options) {
+            VariantResult r = check(arm, kind, label);
+            r.options = options;
+            arms.push_back(r.failure.empty() ? std::optional<Arm>(std::move(arm)) : std::nullopt);
+            result.variants.push_back(std::move(r));
+        };
+        add(Arm{kernel, buffers, c_.local_size}, VariantKind::as_captured, "as captured", c_.options);
+        const VariantResult& ref = result.variants[0];
         if (!ref.failure.empty()) throw Stop{ReplayStatus::failed, "the launch as captured failed: " + ref.failure};
         if (options_.launch_only) {
             result.status = ReplayStatus::replayed;
@@ -105,71 +121,44 @@ class Replayer {
                        fmt::format("the launch as captured does not give the captured outputs: {}",
                                    ref.errors ? ref.errors->where : std::string("they differ"))};
         result.status = ReplayStatus::replayed;
-        result.bandwidth = bandwidth(buffers, *ref.summary);
 
-        std::vector<LocalSizeVariant> local_sizes;
-        // A __local argument is sized by the program for its own work-group: another local size
-        // with the same argument would read or write past it (a replay of darktable's nlmeans_vert
-        // at local size NULL crashed PoCL inside the kernel).
-        const bool sized_for_group =
-            std::any_of(c_.args.begin(), c_.args.end(), [](const CapturedArg& a) { return a.kind == ArgKind::local; });
-        if (sized_for_group)
-            progress("no local-size variants: its __local arguments are sized for its own work-group");
-        else
-            try {
-                GroupLimits limits;
-                limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
-                limits.preferred_multiple =
-                    kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
-                const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
-                for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
-                    limits.max_item_sizes[d] = items[d];
-                local_sizes = local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits);
-            } catch (const cl::Error& e) {
-                // Without the limits no local size can be chosen safely; the other what-ifs still run.
-                progress(std::string("no local-size variants: ") + to_cl_error(e).what());
-            }
-        for (const auto& v : local_sizes) {
+        for (const auto& v : local_size_variants_of(kernel)) {
             progress("local size " + v.label);
-            VariantResult r = launch(kernel, buffers, v.local, VariantKind::local_size, v.label);
-            r.options = c_.options;
-            result.variants.push_back(std::move(r));
+            add(Arm{kernel, buffers, v.local}, VariantKind::local_size, v.label, c_.options);
         }
-
         std::vector<bool> unchanged;
         for (std::size_t i = 0; i < c_.args.size(); ++i)
             unchanged.push_back(c_.args[i].has_data() && inputs_[i] == outputs_[i]);
         for (const auto& p : placement_variants(c_.args, unchanged)) {
             progress("placement " + p.label);
-            VariantResult r;
             try {
-                auto placed = make_memory(p.flags);
-                r = launch(kernel, placed, c_.local_size, VariantKind::placement, p.label);
+                add(Arm{kernel, std::make_shared<const ArgMemory>(make_memory(p.flags)), c_.local_size},
+                    VariantKind::placement, p.label, c_.options);
             } catch (const cl::Error& e) {
-                r = failed(VariantKind::placement, p.label, to_cl_error(e).what());
+                result.variants.push_back(failed(VariantKind::placement, p.label, to_cl_error(e).what()));
+                arms.push_back(std::nullopt);
             }
-            r.options = c_.options;
-            result.variants.push_back(std::move(r));
         }
-
-        if (c_.origin == ProgramOrigin::binary) return;  // a binary keeps the options it was built with
-        for (const auto& option : build_option_variants(c_.options)) {
-            progress("build " + option);
-            const std::string options = c_.options.empty() ? option : c_.options + " " + option;
-            VariantResult r;
-            try {
-                std::string variant_log;
-                cl::Program p = build(options, variant_log);
-                cl::Kernel k = make_kernel(p);
-                r = launch(k, buffers, c_.local_size, VariantKind::build_options, option);
-            } catch (const Stop& s) {
-                r = failed(VariantKind::build_options, option, s.reason);
-            } catch (const cl::Error& e) {
-                r = failed(VariantKind::build_options, option, to_cl_error(e).what());
+        // A binary keeps the options it was built with.
+        if (c_.origin != ProgramOrigin::binary)
+            for (const auto& option : build_option_variants(c_.options)) {
+                progress("build " + option);
+                const std::string options = c_.options.empty() ? option : c_.options + " " + option;
+                try {
+                    std::string variant_log;
+                    add(Arm{make_kernel(build(options, variant_log)), buffers, c_.local_size},
+                        VariantKind::build_options, option, options);
+                } catch (const Stop& s) {
+                    result.variants.push_back(failed(VariantKind::build_options, option, s.reason));
+                    arms.push_back(std::nullopt);
+                } catch (const cl::Error& e) {
+                    result.variants.push_back(failed(VariantKind::build_options, option, to_cl_error(e).what()));
+                    arms.push_back(std::nullopt);
+                }
+                result.variants.back().options = options;
             }
-            r.options = options;
-            result.variants.push_back(std::move(r));
-        }
+        timed_rounds(result, arms);
+        result.bandwidth = bandwidth(*buffers, *result.variants[0].summary);
     }
 
   private:
@@ -377,46 +366,132 @@ class Replayer {
         return r;
     }
 
-    // One untimed launch whose outputs are checked (the first launch pays any compile-on-first-use
-    // of the driver), then options_.samples timed launches from completed events.
-    VariantResult launch(cl::Kernel& kernel, const ArgMemory& buffers, const std::optional<Range>& local,
-                         VariantKind kind, const std::string& label) {
+    // The local sizes to try: none where a __local argument is sized for the program's own
+    // work-group (another size would read or write past it: a replay of darktable's nlmeans_vert
+    // at local size NULL crashed PoCL inside the kernel), or where the limits cannot be read.
+    std::vector<LocalSizeVariant> local_size_variants_of(const cl::Kernel& kernel) {
+        const bool sized_for_group =
+            std::any_of(c_.args.begin(), c_.args.end(), [](const CapturedArg& a) { return a.kind == ArgKind::local; });
+        if (sized_for_group) {
+            progress("no local-size variants: its __local arguments are sized for its own work-group");
+            return {};
+        }
+        try {
+            GroupLimits limits;
+            limits.max_group = kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device_);
+            limits.preferred_multiple = kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(device_);
+            const auto items = device_.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+            for (std::size_t d = 0; d < 3 && d < items.size(); ++d)
+                limits.max_item_sizes[d] = items[d];
+            return local_size_variants(c_.work_dim, c_.global_size, c_.local_size, limits);
+        } catch (const cl::Error& e) {
+            // Without the limits no local size can be chosen safely; the other what-ifs still run.
+            progress(std::string("no local-size variants: ") + to_cl_error(e).what());
+            return {};
+        }
+    }
+
+    // One launch of `arm` on the captured inputs; returns its completed event.
+    cl::Event launch_once(Arm& arm) {
+        set_args(arm.kernel, *arm.memory);
+        upload(*arm.memory);
+        const cl::NDRange offset = c_.global_offset ? nd_range(*c_.global_offset, c_.work_dim) : cl::NullRange;
+        const cl::NDRange global = nd_range(c_.global_size, c_.work_dim);
+        const cl::NDRange group = arm.local ? nd_range(*arm.local, c_.work_dim) : cl::NullRange;
+        cl::Event done;
+        queue_.enqueueNDRangeKernel(arm.kernel, offset, global, group, nullptr, &done);
+        done.wait();
+        return done;
+    }
+
+    double time_once(Arm& arm) { return command_seconds(launch_once(arm)) * 1e9; }
+
+    // One untimed launch whose outputs are checked (it also pays any compile-on-first-use of the
+    // driver before anything is timed).
+    VariantResult check(Arm& arm, VariantKind kind, const std::string& label) {
         VariantResult r;
         r.kind = kind;
         r.label = label;
-        r.local_size = range_text(local, c_.work_dim);
+        r.local_size = range_text(arm.local, c_.work_dim);
         try {
-            set_args(kernel, buffers);
-            const cl::NDRange offset = c_.global_offset ? nd_range(*c_.global_offset, c_.work_dim) : cl::NullRange;
-            const cl::NDRange global = nd_range(c_.global_size, c_.work_dim);
-            const cl::NDRange group = local ? nd_range(*local, c_.work_dim) : cl::NullRange;
-            const int samples = options_.launch_only ? 0 : options_.samples;
-            for (int s = 0; s <= samples; ++s) {
-                upload(buffers);
-                cl::Event done;
-                queue_.enqueueNDRangeKernel(kernel, offset, global, group, nullptr, &done);
-                if (s == 0) {
-                    done.wait();
-                    if (outputs_without_capture_) continue;  // nothing captured to compare with: not_checked
-                    r.check = OutputCheck::identical;
-                    for (std::size_t i = 0; i < c_.args.size(); ++i) {
-                        if (!c_.args[i].has_data()) continue;
-                        fold(r, compare_buffer(download(buffers, i), outputs_[i], types_[i]), static_cast<unsigned>(i),
-                             types_[i]);
-                    }
-                    continue;
-                }
-                r.samples_ns.push_back(command_seconds(done) * 1e9);
-            }
-            if (!r.samples_ns.empty()) r.summary = summarize(r.samples_ns);
+            launch_once(arm);
+            if (outputs_without_capture_) return r;  // nothing captured to compare with: not_checked
+            r.check = OutputCheck::identical;
+            for (std::size_t i = 0; i < c_.args.size(); ++i)
+                if (c_.args[i].has_data())
+                    fold(r, compare_buffer(download(*arm.memory, i), outputs_[i], types_[i]), static_cast<unsigned>(i),
+                         types_[i]);
         } catch (const cl::Error& e) {
             return failed(kind, label, to_cl_error(e).what());
         } catch (const ClError& e) {
             return failed(kind, label, e.what());
-        } catch (const std::invalid_argument& e) {
-            return failed(kind, label, e.what());  // a sample the driver gave as non-finite
         }
         return r;
+    }
+
+    // options_.samples pairs of `v` beside the launch as captured: captured, v, captured, ..., v,
+    // captured. Each sample of v is paired with the mean of the two captured launches around it;
+    // every captured launch joins the pool of the launch as captured (variants[0]).
+    void pair_round(std::vector<VariantResult>& variants, std::vector<std::optional<Arm>>& arms, std::size_t i) {
+        VariantResult& ref = variants[0];
+        VariantResult& v = variants[i];
+        double before = time_once(*arms[0]);
+        ref.samples_ns.push_back(before);
+        for (int s = 0; s < options_.samples; ++s) {
+            const double t = time_once(*arms[i]);
+            const double after = time_once(*arms[0]);
+            ref.samples_ns.push_back(after);
+            v.samples_ns.push_back(t);
+            v.reference_ns.push_back((before + after) / 2);
+            before = after;
+        }
+    }
+
+    // The timing (docs/replay.md, "Side by side"): a first round of pairs for every variant that
+    // ran, then, apart from it, a confirmation round for each whose first round gained
+    // (worth_confirming). Without variants, the launch as captured alone, options_.samples times.
+    void timed_rounds(ReplayResult& result, std::vector<std::optional<Arm>>& arms) {
+        auto& variants = result.variants;
+        auto run_round = [&](std::size_t i, const char* round) {
+            progress(fmt::format("{}: {} beside the launch as captured", round, variants[i].label));
+            try {
+                pair_round(variants, arms, i);
+            } catch (const cl::Error& e) {
+                variants[i].failure = to_cl_error(e).what();
+            } catch (const ClError& e) {
+                variants[i].failure = e.what();
+            } catch (const std::invalid_argument& e) {
+                variants[i].failure = e.what();  // a sample the driver gave as non-finite
+            }
+        };
+        bool any = false;
+        for (std::size_t i = 1; i < variants.size(); ++i)
+            if (arms[i]) {
+                run_round(i, "round 1");
+                variants[i].first_round = variants[i].samples_ns.size();
+                any = true;
+            }
+        summarize_all(variants);  // worth_confirming reads a variant's summary (rankable)
+        for (std::size_t i = 1; i < variants.size(); ++i)
+            if (arms[i] && variants[i].failure.empty() && worth_confirming(variants[i])) run_round(i, "confirmation");
+        if (!any)
+            for (int s = 0; s < options_.samples; ++s)
+                variants[0].samples_ns.push_back(time_once(*arms[0]));
+        summarize_all(variants);
+        if (!variants[0].summary) throw Stop{ReplayStatus::failed, "the launch as captured was not timed"};
+    }
+
+    // Each variant's summary of its samples; a variant that failed keeps none.
+    static void summarize_all(std::vector<VariantResult>& variants) {
+        for (auto& v : variants) {
+            if (!v.failure.empty()) {
+                v.samples_ns.clear();
+                v.reference_ns.clear();
+                v.first_round = 0;
+            }
+            v.summary.reset();
+            if (!v.samples_ns.empty()) v.summary = summarize(v.samples_ns);
+        }
     }
 
     // What moving these bytes costs on this device, measured two ways; the faster is the roof the
@@ -614,6 +689,7 @@ ReplayResult replay_with(const CaptureLoad& load, const DeviceCatalog& catalog, 
     result.kernel = c.kernel;
     result.pid = c.pid;
     result.traced_ns = c.traced_ns;
+    result.launch_ordinal = c.launch_ordinal;
     result.device = c.device.platform + " / " + c.device.name;
     if (c.skipped) {
         result.status = ReplayStatus::skipped;
@@ -667,8 +743,8 @@ ReplayRun run_replay(const fs::path& records_dir, const ReplayContext& context, 
     const DeviceCatalog catalog = enumerate_devices();
     for (const auto& load : loads) {
         ReplayResult r = replay_with(load, catalog, options);
-        const auto t = context.kernels.find(r.kernel);
-        judge_reliability(r, t == context.kernels.end() ? std::nullopt : std::optional<KernelTotals>(t->second));
+        find_like_launches(r, context);
+        judge_reliability(r);
         run.results.push_back(std::move(r));
     }
     run.findings = replay_findings(run.results, context);

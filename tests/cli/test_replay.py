@@ -116,8 +116,15 @@ def test_faster_local_size_with_identical_outputs():
     # The fastest of all the variants that keep the answer is another local size than the captured 1.
     kept = [v for v in s["variants"] if v["summary_ns"] and v["outputs"] in ("identical", "within_tolerance")]
     fastest = min(kept, key=lambda v: v["summary_ns"]["median"])
-    expect(fastest["kind"] == "local_size" and fastest["speedup"] > 1,
+    expect(fastest["kind"] == "local_size" and fastest["speedup"]["estimate"] > 1,
            f"a local size beats 1 work-item groups: {fastest['label']} {fastest['speedup']}", r)
+    # Timed side by side with the launch as captured, in a first round and a confirmation round
+    # (docs/replay.md, "When a what-if is ranked"): every sample has its reference beside it.
+    expect(len(fastest["reference_ns"]) == len(fastest["samples_ns"]) and fastest["first_round"] == 7,
+           f"pairs of the first round: {fastest['first_round']} of {len(fastest['samples_ns'])}", r)
+    expect(len(fastest["samples_ns"]) == 14 and fastest["verdict"]["ranked"],
+           f"a gain this large is confirmed: {fastest['verdict']}", r)
+    expect(fastest["speedup"]["low"] >= 1.1, f"its interval's lower bound: {fastest['speedup']}", r)
     expect("as captured" in r.stdout and "local size" in r.stdout and "speed-up" in r.stdout,
            "the what-if table on stdout", r)
     expect("no traced time" in s["reliability"] and not s["reliable"],

@@ -305,6 +305,32 @@ def test_ceilings_cached_for_the_next_trace():
     expect(r.rc == 2 and "--fresh-ceilings" in r.stderr, "--fresh-ceilings with --no-ceilings", r)
 
 
+def test_diagnose_leaves_its_ceilings_for_trace():
+    # A diagnose of the device measured the same ceilings: the next trace uses them, unless the
+    # diagnose itself doubted its numbers (a trust warning: on CI's shared cores it may), or ran a
+    # planted kernel folder.
+    env = {"XDG_CACHE_HOME": temp_dir()}
+    d = temp_dir()
+    diag = os.path.join(d, "diag.json")
+    r = run("diagnose", "--quick", "--workloads", "none", "--layers", "kernel,transfer", "--json", diag, "-q",
+            env=env, timeout=600)
+    expect(r.rc == 0, "diagnose", r)
+    report = load_json(open(diag).read())
+    doubted = [t["id"] for t in report.get("trust_notes", []) if t.get("warning")]
+    entries = [os.path.join(root, f) for root, _, files in os.walk(env["XDG_CACHE_HOME"]) for f in files
+               if os.path.basename(root) == "ceilings"]
+    expect(len(entries) == (0 if doubted else 1), f"cache entries {entries} after a diagnose doubting {doubted}")
+    out = os.path.join(d, "t.json")
+    r = run("trace", "--json", out, "--", APP, "sync_each", "--steps", "50", env=env)
+    expect(r.rc == 0, "trace after diagnose", r)
+    traced_report = load_json(open(out).read())
+    want = "measured" if doubted else "cache"
+    expect(traced_report["options"]["ceilings"] == want, f"ceilings {traced_report['options']['ceilings']}, want {want}")
+    if not doubted:
+        expect(traced_report["options"]["ceilings_cache"]["measured_at"] == report["created_at"],
+               "the cache entry is the diagnose's")
+
+
 def test_compare_two_trace_reports():
     _, _, _, a = traced([APP, "slow_kernel"], name="cmp_a")
     _, _, _, b = traced([APP, "slow_kernel", "--steps", "1"], name="cmp_b")

@@ -60,11 +60,12 @@ def data(folder, name):
         return f.read()
 
 
-def check_capture(folder, c, kernel, sizes, options="-cl-std=CL1.2"):
-    """The fields every complete capture of the trace app has; `sizes`: the buffer arguments' bytes."""
+def check_capture(folder, c, kernel, sizes, options="-cl-std=CL1.2", ordinal=2):
+    """The fields every complete capture of the trace app has; `sizes`: the buffer arguments' bytes.
+    The tests of a capture's bytes ask for the 2nd launch (--capture-at 2): its inputs are the 1st's outputs."""
     expect(c["format"] == "clprobe.replay.v1", f"format {c['format']}")
     expect(c["kernel"] == kernel and c["skipped"] is None, f"capture of {kernel}: {c}")
-    expect(c["launch_ordinal"] == 2, f"the 2nd launch is the one captured, not {c['launch_ordinal']}")
+    expect(c["launch_ordinal"] == ordinal, f"launch {ordinal} is the one captured, not {c['launch_ordinal']}")
     expect(c["pid"] > 0 and os.path.basename(folder).startswith(f"{c['pid']}-"), f"folder {folder} of pid {c['pid']}")
     expect(c["program"]["origin"] == "source" and c["program"]["file"] == "program.cl", f"program {c['program']}")
     expect(c["program"]["options"] == options, f"build options {c['program']['options']!r}")
@@ -90,7 +91,7 @@ def check_unchanged(mode, r):
 
 
 def test_poor_local_saxpy_captured_at_its_second_launch():
-    r, records = traced("replay_poor_local", "poor_local", "--replay", "4")
+    r, records = traced("replay_poor_local", "poor_local", "--replay", "4", "--capture-at", "2")
     check_unchanged("replay_poor_local", r)
     got = captures(records)
     expect(list(got) == ["replay_saxpy"], f"captures {list(got)}")
@@ -107,12 +108,30 @@ def test_poor_local_saxpy_captured_at_its_second_launch():
     expect(data(folder, "arg1.out") == floats([1 + 2 * i for i in range(n)]), "y after the 2nd launch")
 
 
+def test_a_kernel_launched_once_is_captured_at_its_first_launch():
+    # By default --replay captures each kernel's 1st launch: a hot kernel launched once (darktable's
+    # way) is captured and replayed too.
+    records = os.path.join(WORK, "once")
+    out = os.path.join(WORK, "once.json")
+    r = run("trace", "--no-ceilings", "--quiet", "--records", records, "--replay", "1", "--json", out, "--", APP,
+            "replay_poor_local", "--steps", "1", timeout=300)
+    expect(r.rc == 0, "trace of one launch", r)
+    folder, c = captures(records)["replay_saxpy"]
+    n = 16384
+    check_capture(folder, c, "replay_saxpy", [4 * n, 4 * n], ordinal=1)
+    expect(data(folder, "arg1.in") == floats([1.0] * n), "y before the 1st launch")
+    expect(data(folder, "arg1.out") == floats([1 + i for i in range(n)]), "y after the 1st launch")
+    replays, _ = replays_of(out)
+    expect(replays["replay_saxpy"]["status"] == "replayed", f"not replayed: {replays['replay_saxpy']}")
+    expect(replays["replay_saxpy"]["launch_ordinal"] == 1, "the replay names the launch it replayed")
+
+
 def f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
 def test_fast_math_inputs_and_outputs():
-    r, records = traced("replay_fast_math", "fast_math", "--replay", "4")
+    r, records = traced("replay_fast_math", "fast_math", "--replay", "4", "--capture-at", "2")
     check_unchanged("replay_fast_math", r)
     folder, c = captures(records)["replay_rounding"]
     n = 1024
@@ -127,7 +146,7 @@ def test_fast_math_inputs_and_outputs():
 
 
 def test_build_options_chain():
-    r, records = traced("replay_build_options", "build_options", "--replay", "4")
+    r, records = traced("replay_build_options", "build_options", "--replay", "4", "--capture-at", "2")
     check_unchanged("replay_build_options", r)
     folder, c = captures(records)["replay_mad_chain"]
     n = 4096
@@ -139,7 +158,7 @@ def test_build_options_chain():
 
 
 def test_too_large_skipped_with_the_budget_reason():
-    r, records = traced("replay_too_large", "too_large", "--replay", "4", "--replay-budget", "1M")
+    r, records = traced("replay_too_large", "too_large", "--replay", "4", "--replay-budget", "1M", "--capture-at", "2")
     check_unchanged("replay_too_large", r)
     got = captures(records)
     expect(set(got) == {"replay_saxpy", "replay_rounding"}, f"captures {list(got)}")
@@ -286,7 +305,7 @@ def test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit():
         return
     expect(rc == 0, f"replay_image untraced exit code {rc}")
     out = os.path.join(WORK, "image_replay.json")
-    r, records = traced("replay_image", "image", "--replay", "2", "--json", out)
+    r, records = traced("replay_image", "image", "--replay", "2", "--capture-at", "2", "--json", out)
     expect(r.rc == 0 and r.stdout == stdout, f"capture changed replay_image's exit code or stdout\n{stdout}", r)
     got = captures(records)
     expect(set(got) == {"replay_image_scale", "replay_image_sum"}, f"captures {list(got)}")

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)arg_kind_mismatch(a, "sampler_t");
         }
     }
-    judge_reliability(result, std::nullopt);
+    judge_reliability(result);
     ReplayContext context;
     context.kernels[result.kernel] = KernelTotals{1e6, 10, 1e5, 0.1};
     context.wall_ns = 1e9;

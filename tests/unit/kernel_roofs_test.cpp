@@ -8,6 +8,7 @@
 #include "core/kernel_roofs.hpp"
 #include "core/report.hpp"
 #include "replay/replay_result.hpp"
+#include "replay_test_support.hpp"
 #include "rule_test_support.hpp"
 #include "rules/kernel_roof_rules.hpp"
 #include "rules/ranking.hpp"
@@ -203,6 +204,7 @@ replay::ReplayResult replayed(const std::string& kernel, std::vector<std::pair<s
     r.variants[0].local_size = "NULL";
     for (const auto& [label, ns] : local_sizes)
         r.variants.push_back(variant(replay::VariantKind::local_size, label, ns, 0.01));
+    test::pair_rounds(r);
     return r;
 }
 
@@ -240,6 +242,24 @@ TEST_CASE("replay beats heuristic: a measured speed-up confirms the finding with
     replay::judge_heuristics(other, {replayed("elsewhere", {{"8x1", 990}})});
     CHECK(other[0].not_ranked.empty());
     CHECK_FALSE(other[0].factor);
+}
+
+TEST_CASE("replay beats heuristic: a measurement that cannot tell leaves the heuristic standing",
+          "[trace][replay][rules]") {
+    // Local size 64 ran at 1.02-1.43x of the launch as captured: maybe a gain, maybe none.
+    auto r = replayed("colorin", {});
+    r.variants.push_back(variant(replay::VariantKind::local_size, "64", 800, 0));
+    r.variants[1].samples_ns = {980, 700, 990, 720, 985, 710, 700, 990};
+    r.variants[1].reference_ns = {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000};
+    r.variants[1].first_round = 4;
+    r.variants[1].summary = summarize(r.variants[1].samples_ns);
+    std::vector<Finding> findings{no_local_size_finding()};
+    replay::judge_heuristics(findings, {r});
+    classify_findings(findings);
+    CHECK(findings[0].kind == FindingKind::ranked);
+    CHECK(findings[0].not_ranked.empty());
+    CHECK_FALSE(findings[0].factor);
+    CHECK_THAT(findings[0].title, Catch::EndsWith("(measured: inconclusive)"));
 }
 
 TEST_CASE("work classes: builtins and intrinsics by what they compute", "[work]") {

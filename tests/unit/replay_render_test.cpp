@@ -53,7 +53,9 @@ TEST_CASE("replay render: the what-if table and JSON", "[replay]") {
     const auto& v = j["replays"][0]["variants"];
     REQUIRE(v.size() == 4);
     CHECK(v[0]["samples_ns"].size() == 5);
-    CHECK(v[1]["speedup"].get<double>() == Approx(2.0));
+    CHECK(v[1]["median_speedup"].get<double>() == Approx(2.0));
+    CHECK(v[1]["speedup"].is_null());  // not timed side by side: no interval, no verdict to rank by
+    CHECK(v[1]["verdict"]["ranked"] == false);
     CHECK(v[1]["ranked_eligible"] == true);
     CHECK(v[2]["outputs"] == "changed");
     CHECK(v[2]["ranked_eligible"] == false);
@@ -77,6 +79,11 @@ TEST_CASE("replay render: a saved report's replay section reads back to the same
                   ran(VariantKind::local_size, "64", {100, 100, 100, 100, 100}, OutputCheck::identical),
                   ran(VariantKind::build_options, "-cl-fast-relaxed-math", {50, 50, 50, 50, 50}, OutputCheck::changed)};
     r.variants[0].local_size = "NULL";
+    test::pair_rounds(r);
+    r.launch_ordinal = 2;
+    r.traced_like = summarize(std::vector<double>{190, 185, 195});
+    r.traced_like_basis = "3 traced launches of the captured one's shape";
+    r.traced_modes = TimeModes{{190, 185, 195, 30}, {400, 390, 410, 20}, 195};
     ReplayResult invalid;
     invalid.folder = "9-1";
     invalid.status = ReplayStatus::invalid;
@@ -87,6 +94,15 @@ TEST_CASE("replay render: a saved report's replay section reads back to the same
     REQUIRE(back.size() == 2);
     CHECK(replay_text(back, {}) == replay_text({r, invalid}, {}));
     CHECK(back[0].traced_ns == std::optional<long long>(190));
+    CHECK(back[0].launch_ordinal == 2);
+    CHECK(back[0].variants[1].reference_ns == r.variants[1].reference_ns);
+    CHECK(back[0].variants[1].first_round == 5);
+    REQUIRE(back[0].traced_modes);
+    CHECK(back[0].traced_modes->slow.n == 20);
+    // The verdicts are the samples' again: ranked with both rounds, and the table says so.
+    CHECK(section["replays"][0]["variants"][1]["verdict"]["ranked"] == true);
+    CHECK_THAT(replay_text(back, {}), Catch::Contains("2.00x [1.95-2.05] ranked"));
+    CHECK_THAT(replay_text(back, {}), Catch::Contains("bimodal in the program: 190 ns (30 launches) and 400 ns (20)"));
     CHECK(std::isinf(back[0].variants[2].errors->max_rel));
 
     // Another schema, or a replay without its reference, is never shown as a replayed table.

@@ -27,6 +27,26 @@ inline replay::VariantResult replayed_variant(replay::VariantKind kind, std::str
     return v;
 }
 
+// As the engine times them: each variant's samples beside the launch as captured's (its samples
+// in turn, cycled), in a first round and a confirmation round that measured the same again.
+inline void pair_rounds(replay::ReplayResult& r) {
+    if (r.variants.empty()) return;
+    const std::vector<double> ref = r.variants[0].samples_ns;
+    for (std::size_t i = 1; i < r.variants.size(); ++i) {
+        auto& v = r.variants[i];
+        const std::vector<double> once = v.samples_ns;
+        v.samples_ns.clear();
+        v.reference_ns.clear();
+        for (int round = 0; round < 2; ++round)
+            for (std::size_t k = 0; k < once.size(); ++k) {
+                v.samples_ns.push_back(once[k]);
+                v.reference_ns.push_back(ref[k % ref.size()]);
+            }
+        v.first_round = once.size();
+        v.summary = summarize(v.samples_ns);
+    }
+}
+
 // capture.json's entry for argument 3, a 4 x 2 CL_RGBA CL_FLOAT 2-D image (16 bytes a pixel, 128
 // bytes) read and written by the kernel: what the layer writes for it and what the reader takes.
 inline nlohmann::json image_arg_json() {

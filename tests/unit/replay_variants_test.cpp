@@ -122,24 +122,69 @@ TEST_CASE("replay outputs: bitwise, within tolerance, changed", "[replay]") {
     CHECK(image_element_type(0x10D2) == ElementType::bytes);
 }
 
-TEST_CASE("replay reliability: the as-captured median against the traced time", "[replay]") {
+TEST_CASE("replay reliability: the as-captured median against the traced launches like it", "[replay]") {
     auto r =
         replayed({test::replayed_variant(VariantKind::as_captured, "as captured", {1200, 1200, 1210, 1190, 1200})});
-    judge_reliability(r, std::nullopt);
+    r.traced_like = summarize(std::vector<double>{1000});
+    judge_reliability(r);
     CHECK(r.reliable);  // +20% of 1000 ns, inside 25%
     r.variants[0] = test::replayed_variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 1300});
-    judge_reliability(r, std::nullopt);
+    judge_reliability(r);
     CHECK_FALSE(r.reliable);  // +30%
     // One outlier sample (spread 7,600%) does not widen the band.
     r.variants[0] = test::replayed_variant(VariantKind::as_captured, "as captured", {1300, 1300, 1310, 1290, 100000});
-    judge_reliability(r, std::nullopt);
+    judge_reliability(r);
     CHECK_FALSE(r.reliable);
-    judge_reliability(r, KernelTotals{1e6, 10, 1000, 0.4});
-    CHECK(r.reliable);  // the traced launches spread 40%
-    r.traced_ns.reset();
-    judge_reliability(r, KernelTotals{1e6, 10, 1000, 0.4});
+    r.traced_like_spread = 0.4;
+    judge_reliability(r);
+    CHECK(r.reliable);  // the like launches spread 40%
+    r.traced_like.reset();
+    judge_reliability(r);
     CHECK_FALSE(r.reliable);
     CHECK_THAT(r.reliability, Catch::Contains("no traced time"));
+}
+
+TEST_CASE("replay reliability: like for like, the traced launches of the captured launch's shape", "[replay]") {
+    // The kernel ran at two shapes: 100 launches of 1024 items (~9 ms, the captured 2nd launch's
+    // shape) and 100 of 64 items (~1 ms). Judged against all 200, a faithful replay looked 80% off.
+    ReplayContext ctx;
+    KernelTotals k;
+    k.shapes = {{"1024,1,1", 8192}, {"64,1,1", 512}};
+    k.times_ns = {std::vector<double>(100, 9e6), std::vector<double>(100, 1e6)};
+    for (int i = 0; i < 5; ++i)
+        k.times_ns[0][static_cast<std::size_t>(i)] = 9.5e6;
+    ctx.kernels["foo"] = k;
+    std::vector<int> order;
+    for (int i = 0; i < 100; ++i) {
+        order.push_back(1);
+        order.push_back(0);
+    }
+    ctx.launch_shapes[{7, "foo"}] = order;
+    auto r = replayed({test::replayed_variant(VariantKind::as_captured, "as captured", {9.1e6, 9.2e6, 9.0e6})});
+    r.pid = 7;
+    r.launch_ordinal = 2;
+    find_like_launches(r, ctx);
+    REQUIRE(r.traced_like);
+    CHECK(r.traced_like->n == 100);
+    CHECK(r.traced_like->median == 9e6);
+    CHECK_THAT(r.traced_like_basis, Catch::Contains("global size 1024,1,1"));
+    CHECK_FALSE(r.traced_modes);  // five slower launches of a hundred are not a mode
+    judge_reliability(r);
+    CHECK(r.reliable);
+    // A launch the timeline does not hold (another pid): every timed launch, said so.
+    r.pid = 8;
+    find_like_launches(r, ctx);
+    CHECK(r.traced_like->n == 200);
+    CHECK_THAT(r.traced_like_basis, Catch::Contains("not in the timeline"));
+    CHECK(r.traced_modes);  // 1 ms and 9 ms: two modes
+    // Their median (5 ms) and spread (160%) would call any replay reliable; against the nearer
+    // mode (9 ms), this one is, and one at 4 ms is not.
+    judge_reliability(r);
+    CHECK(r.reliable);
+    CHECK_THAT(r.reliability, Catch::Contains("of the slow mode"));
+    r.variants[0] = test::replayed_variant(VariantKind::as_captured, "as captured", {4e6, 4e6, 4e6});
+    judge_reliability(r);
+    CHECK_FALSE(r.reliable);
 }
 
 TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]") {
@@ -154,6 +199,7 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
                                 OutputCheck::within_tolerance),
          test::replayed_variant(VariantKind::placement, "host", {1500, 1500, 1500, 1500, 1500})});
     r.reliable = true;
+    test::pair_rounds(r);
 
     REQUIRE(wall_share(ctx.kernels["foo"], 0.5, ctx.wall_ns));
     CHECK(*wall_share(ctx.kernels["foo"], 0.5, ctx.wall_ns) == Approx(0.2));
@@ -198,13 +244,15 @@ TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]
     // Not reproducible: nothing.
     r.status = ReplayStatus::not_reproducible;
     CHECK(replay_findings({r}, ctx).empty());
-    // Overlapping samples: shown, marked uncertain.
+    // Pairs that do not all gain: shown with why, never ranked.
     r.status = ReplayStatus::replayed;
     r.variants = {test::replayed_variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 700, 1000}),
                   test::replayed_variant(VariantKind::local_size, "64", {900, 900, 905, 895, 1005})};
+    test::pair_rounds(r);
     findings = replay_findings({r}, ctx);
     REQUIRE(findings.size() == 1);
-    CHECK(findings[0].uncertain);
+    CHECK(findings[0].kind == FindingKind::note);
+    CHECK_THAT(findings[0].not_ranked, Catch::StartsWith("within noise"));
     CHECK_FALSE(rankable(test::replayed_variant(VariantKind::local_size, "x", {1}, OutputCheck::changed)));
 }
 
@@ -225,6 +273,8 @@ TEST_CASE("replay findings: two kernels' measured what-ifs rank by the wall time
     bar.kernel = "bar";
     bar.variants[1] = test::replayed_variant(VariantKind::local_size, "128", {250, 250, 255, 245, 250});
     bar.variants[2] = test::replayed_variant(VariantKind::build_options, "-cl-mad-enable", {500, 500, 505, 495, 500});
+    test::pair_rounds(foo);
+    test::pair_rounds(bar);
 
     for (const auto& results : {std::vector<ReplayResult>{foo, bar}, std::vector<ReplayResult>{bar, foo}}) {
         // As run_replay orders them.
@@ -243,9 +293,8 @@ TEST_CASE("replay findings: two kernels' measured what-ifs rank by the wall time
         CHECK(*ranked[1]->estimated_gain == Approx(0.04));
         CHECK(ranked[0]->id == local_size_finding);
         CHECK(ranked[1]->id == local_size_finding);
-        // The notes follow the ranked ones, unranked.
-        CHECK(findings.size() == 4);
+        // bar's build option is a note beside its local size; foo's 1.05x is no finding at all.
+        CHECK(findings.size() == 3);
         CHECK(findings[2].rank == 0);
-        CHECK(findings[3].rank == 0);
     }
 }
