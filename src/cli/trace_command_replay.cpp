@@ -34,7 +34,8 @@ replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& process
             auto& totals = context.kernels[name];
             ++totals.launches;
             // A sampled timeline lacks launches: the ordinal of the captured one cannot be matched.
-            std::vector<int>* order = p.sampling.limited ? nullptr : &context.launch_shapes[{p.pid, name}];
+            const bool sampled = p.sampling.max_period > 1 || !p.aggregates.empty();
+            std::vector<int>* order = sampled ? nullptr : &context.launch_shapes[{p.pid, name}];
             if (c.device && c.device->status == 0 && c.device->end > c.device->start) {
                 const double ns = static_cast<double>(c.device->end - c.device->start);
                 totals.device_ns += ns;

@@ -760,9 +760,9 @@ std::vector<float> rounding_runs(Cl& cl, cl_program program, size_t items, int s
 
 // Planted for replay: a poor explicit local size (2 work-items per group) on a global size that
 // runs far faster in larger groups.
-void run_replay_poor_local(Cl& cl, int steps) {
+void run_replay_poor_local(Cl& cl, int steps, size_t local) {
     cl_program program = build_replay_program(cl);
-    const auto y = saxpy_runs(cl, program, 16384, 2, steps);
+    const auto y = saxpy_runs(cl, program, 16384, local, steps);
     std::printf("kernels %d\n", steps);
     print_checksum(float_checksum(y));
 }
@@ -1104,7 +1104,7 @@ constexpr Mode modes[] = {
     {"fork_workers", 100},        // kernels per forked worker (2 workers)
     {"paced", 400},               // kernels on a fixed schedule, one per --period ms (default 50)
     {"short_pairs", 5000},        // pairs of tiny kernels back to back
-    {"replay_poor_local", 6},     // saxpy launches in groups of 2 work-items
+    {"replay_poor_local", 6},     // saxpy launches in groups of 2 work-items (--local N)
     {"replay_fast_math", 3},      // launches of a kernel that -cl-fast-relaxed-math changes
     {"replay_build_options", 4},  // launches of a multiply-add and division chain
     {"replay_too_large", 3},      // launches each of a 2 x 4 MiB kernel and a small one
@@ -1113,9 +1113,9 @@ constexpr Mode modes[] = {
 
 [[noreturn]] void usage(const char* problem) {
     if (problem != nullptr) std::fprintf(stderr, "trace_app: %s\n", problem);
-    std::fprintf(
-        stderr,
-        "usage: clprobe_trace_app MODE [--exit CODE] [--steps N] [--period MS]\n       clprobe_trace_app --list\n");
+    std::fprintf(stderr,
+                 "usage: clprobe_trace_app MODE [--exit CODE] [--steps N] [--period MS] [--local N]\n       "
+                 "clprobe_trace_app --list\n");
     std::exit(2);
 }
 
@@ -1135,6 +1135,7 @@ int main(int argc, char** argv) {
     std::optional<int> exit_code;
     std::optional<int> steps;
     int period_ms = 50;
+    size_t poor_local = 2;  // replay_poor_local's local size (--local)
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--list") {
@@ -1145,6 +1146,12 @@ int main(int argc, char** argv) {
             if (i + 1 >= argc) usage("--period needs a value");
             period_ms = parse_int(argv[i + 1], argv[i]);
             if (period_ms < 0) usage("--period must be at least 0");
+            ++i;
+        } else if (arg == "--local") {
+            if (i + 1 >= argc) usage("--local needs a value");
+            const int value = parse_int(argv[i + 1], argv[i]);
+            if (value < 1 || 16384 % value != 0) usage("--local must divide 16384");
+            poor_local = static_cast<size_t>(value);
             ++i;
         } else if (arg == "--exit" || arg == "--steps") {
             if (i + 1 >= argc) usage((std::string(arg) + " needs a value").c_str());
@@ -1212,7 +1219,7 @@ int main(int argc, char** argv) {
     } else if (mode_name == "short_pairs") {
         run_short_pairs(cl, n);
     } else if (mode_name == "replay_poor_local") {
-        run_replay_poor_local(cl, n);
+        run_replay_poor_local(cl, n, poor_local);
     } else if (mode_name == "replay_fast_math") {
         run_replay_fast_math(cl, n);
     } else if (mode_name == "replay_build_options") {
