@@ -8,6 +8,7 @@
 #include "rules/network_rules.hpp"
 #include "rules/pipeline.hpp"
 #include "rules/ranking.hpp"
+#include "rules/replay_analysis.hpp"
 #include "rules/run_rules.hpp"
 #include "rules/system_rules.hpp"
 #include "rules/topology_rules.hpp"
@@ -61,6 +62,7 @@ void evaluate_rules(RunReport& report, const std::vector<Rule>& rules) {
 
 void analyze(RunReport& report, const std::vector<Rule>& rules) {
     evaluate_rules(report, rules);
+    replay::add_replay_findings(report);
     classify_findings(report.findings);
     rank_findings(report.findings);
     // Once, here: the JSON, `compare` and every renderer read the same stored notes.

@@ -55,7 +55,7 @@ std::string cut_processes(const TraceFacts& f) {
     std::string out;
     for (const auto& p : f.processes) {
         std::string how;
-        if (!cut_short(p, f.processes))
+        if (!cut_short(p, f.processes, f.run))
             continue;
         else if (p.end == ProcessEnd::killed)
             how = p.signal ? fmt::format("killed by signal {}", *p.signal) : "killed";

@@ -9,8 +9,7 @@
 #include "core/stats.hpp"
 #include "json/replay_json.hpp"
 #include "replay/replay_engine.hpp"
-#include "rules/ranking.hpp"
-#include "rules/replay_findings.hpp"
+#include "rules/analysis.hpp"
 
 namespace clprobe {
 
@@ -96,13 +95,6 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
         if (run.results.empty())
             result.reason =
                 fmt::format("the layer captured no kernel (each is captured at launch {})", o.capture_launch());
-        // Classified on their own: the trace's findings were classified by analyze() already.
-        std::vector<Finding> found = run.findings;
-        classify_findings(found);
-        // A measured change beats the heuristic that proposed it: confirmed, or no longer ranked.
-        replay::judge_heuristics(report.findings, run.results);
-        classify_findings(report.findings);
-        report.findings.insert(report.findings.end(), found.begin(), found.end());
     } catch (const std::exception& e) {
         // The trace's own report stands without the replay.
         result.status = ProbeStatus::error;
@@ -111,7 +103,9 @@ void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, 
     // The replay's own wall time, whatever its end: time the user waited for, not the program's.
     result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report.results.push_back(std::move(result));
-    rank_findings(report.findings);
+    // The findings again, the replay's among them (rules/replay_analysis): the path `clprobe
+    // report` takes on the saved report, so both give the same findings.
+    analyze(report);
 }
 
 }  // namespace clprobe

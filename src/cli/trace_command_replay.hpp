@@ -17,8 +17,9 @@ namespace clprobe {
 replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& processes, double wall_seconds);
 
 // Replays up to o.replay_kernels captures under records_dir/replay (the longest traced first),
-// adds the probe result trace.replay and the replay's findings, then classifies and ranks the
-// report's findings again. Progress on stderr unless quiet.
+// adds the probe result trace.replay, then analyses the report again: its findings, the replay's
+// among them (rules/replay_analysis), as `clprobe report` finds them in the saved report.
+// Progress on stderr unless quiet.
 void add_replays(RunReport& report, const std::vector<ProgramTrace>& processes, const std::string& records_dir,
                  const ReplayOptions& o, bool quiet);
 

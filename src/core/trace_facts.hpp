@@ -205,8 +205,10 @@ struct ProcessFacts {
 // when clprobe stopped waiting, or killed, except a process its parent ended (SIGTERM, SIGKILL,
 // SIGINT or SIGHUP, as a Python pool terminates its workers on close) with every recorded command
 // complete while that parent ended on its own. Such a worker's records are whole: the layer's
-// records are a shared mapping that outlives the process. A crash signal is always cut short.
-bool cut_short(const ProcessFacts& p, const std::vector<ProcessFacts>& job);
+// records are a shared mapping that outlives the process. A parent that used no OpenCL has no
+// records: then the program's own end stands for it (it exited by itself, clprobe did not stop it).
+// A crash signal is always cut short.
+bool cut_short(const ProcessFacts& p, const std::vector<ProcessFacts>& job, const ProgramRunFacts& run);
 
 inline constexpr std::size_t max_fusion_facts = 5;
 

@@ -241,7 +241,7 @@ TraceAnalysis analyse_job(const std::vector<ProgramTrace>& processes, const Prog
     // parent ended after its work completed, is complete as far as its records go.
     bool cut = false;
     for (const auto& p : out.facts.processes)
-        cut = cut || cut_short(p, out.facts.processes);
+        cut = cut || cut_short(p, out.facts.processes, out.facts.run);
     out.facts.run.layer_clean_exit = !processes.empty() && !cut;
     return out;
 }

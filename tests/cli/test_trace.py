@@ -403,7 +403,7 @@ def test_sigterm_is_forwarded_and_the_report_written():
 
 
 if __name__ == "__main__":
-    main([test_ceilings_cached_for_the_next_trace, test_bad_input_starts_nothing, test_wait_after_every_kernel, test_pageable_uploads_each_step,
+    main([test_ceilings_cached_for_the_next_trace, test_diagnose_leaves_its_ceilings_for_trace, test_bad_input_starts_nothing, test_wait_after_every_kernel, test_pageable_uploads_each_step,
           test_thousands_of_tiny_transfers, test_rebuild_per_batch, test_allocation_per_iteration,
           test_slow_kernel_among_fast_ones, test_short_kernels_back_to_back, test_clean_program,
           test_four_threads_enqueueing, test_program_that_aborts,

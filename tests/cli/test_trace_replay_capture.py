@@ -21,9 +21,10 @@ def untraced(mode):
     return p.returncode, p.stdout
 
 
-def traced(mode, name, *options):
+def traced(mode, name, *options, app_args=()):
     records = os.path.join(WORK, name)
-    r = run("trace", "--no-ceilings", "--quiet", "--records", records, *options, "--", APP, mode, timeout=300)
+    r = run("trace", "--no-ceilings", "--quiet", "--records", records, *options, "--", APP, mode, *app_args,
+            timeout=300)
     return r, records
 
 
@@ -126,6 +127,33 @@ def test_a_kernel_launched_once_is_captured_at_its_first_launch():
     expect(replays["replay_saxpy"]["launch_ordinal"] == 1, "the replay names the launch it replayed")
 
 
+def stage_seconds(report, stage):
+    probe = next(p for p in report["results"] if p["id"] == "trace.program")
+    return next(m["summary"]["median"] for m in probe["measurements"]
+                if m["metric"] == "app.pipeline.stage_time" and m["labels"].get("stage") == stage)
+
+
+def test_the_capture_is_not_the_programs_idle_time():
+    # One large launch (add_one over 32 MiB buffers), traced without and with --replay: the capture
+    # waits and reads 64 MiB while the device idles, and that time is cut out of the program's
+    # (docs/trace.md, "What it costs"). Charged to the program, the idle stage would grow by about
+    # the capture's whole time; cut, it grows by none of it (the margin is half of it).
+    def traced_once(name, *options):
+        out = os.path.join(WORK, name + ".json")
+        r = run("trace", "--no-ceilings", "--quiet", "--work", "0", "--records", os.path.join(WORK, name),
+                "--json", out, *options, "--", APP, "clean", "--steps", "1", timeout=300)
+        expect(r.rc == 0, f"{name}: trace of one launch", r)
+        with open(out) as f:
+            return json.load(f)
+    plain = traced_once("idle_plain")
+    captured = traced_once("idle_captured", "--replay", "1")
+    probe = next(p for p in captured["results"] if p["id"] == "trace.program")
+    cut = probe["attributes"]["facts"]["run"].get("capture_seconds", 0)
+    expect(cut > 0, f"the capture's own time: {cut}")
+    grew = stage_seconds(captured, "device_idle") - stage_seconds(plain, "device_idle")
+    expect(grew < cut / 2, f"the idle stage grew by {grew:.4f} s with a capture of {cut:.4f} s")
+
+
 def f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
@@ -213,8 +241,10 @@ def test_replayed_after_the_program_and_an_answer_changing_build_never_recommend
     # A poor local size: every local-size variant keeps the outputs, and a ranked what-if names one.
     out = os.path.join(WORK, "poor_local_replay.json")
     text = os.path.join(WORK, "poor_local_replay.txt")
-    r, _ = traced("replay_poor_local", "poor_local_replay", "--replay", "1", "--json", out, "-o", text)
-    check_unchanged("replay_poor_local", r)
+    # 1000 launches (the most whose sums stay exact in float): the kernel's time a share worth ranking.
+    r, _ = traced("replay_poor_local", "poor_local_replay", "--replay", "1", "--json", out, "-o", text,
+                  app_args=("--steps", "1000"))
+    expect(r.rc == 0 and r.stdout.startswith("mode replay_poor_local"), "poor local, 1000 launches", r)
     # --quiet with -o: the what-if table is in the text report, and the replay's own time in the JSON.
     with open(text) as f:
         report_text = f.read()
@@ -228,9 +258,24 @@ def test_replayed_after_the_program_and_an_answer_changing_build_never_recommend
     expect(saxpy is not None and saxpy["status"] == "replayed", f"replay_saxpy not replayed: {saxpy}")
     sizes = [v for v in saxpy["variants"] if v["kind"] == "local_size"]
     expect(sizes and all(v["outputs"] == "identical" for v in sizes), "a local size changed saxpy's outputs")
-    for f in findings:
-        if f["id"].startswith("trace.replay.") and f["kind"] == "ranked":
-            expect("outputs identical" in f["title"] or "within tolerance" in f["title"], f"ranked: {f['title']}")
+    ranked = [f for f in findings if f["id"].startswith("trace.replay.") and f["kind"] == "ranked"]
+    for f in ranked:
+        expect("outputs identical" in f["title"] or "within tolerance" in f["title"], f"ranked: {f['title']}")
+    # Groups of 2 work-items run 10-50x slower than the driver's choice: measured side by side and
+    # confirmed whatever the machine does; ranked when the replay is reliable (its launch as captured
+    # within the band of the traced ones: a test beside a parallel build may push it outside).
+    best = max(sizes, key=lambda v: v["speedup"]["estimate"])
+    expect(best["verdict"]["ranked"] and best["speedup"]["low"] >= 2,
+           f"the fastest local size {best['label']}: {best['speedup']} {best['verdict']}")
+    want = ["trace.replay.local_size"] if saxpy["reliable"] else []
+    expect([f["id"] for f in ranked] == want,
+           f"ranked what-ifs {[f['title'] for f in ranked]} of a replay {saxpy['reliability']}")
+    # `clprobe report` on the saved report finds the same, the replay's findings included: they are
+    # judged again from the saved pairs (rules/replay_analysis), not lost with the records.
+    again = run("report", out, "--format", "json")
+    expect(again.rc == 0, "report of the saved trace", again)
+    refound = [(f["id"], f["kind"], f["title"]) for f in json.loads(again.stdout)["findings"]]
+    expect(refound == [(f["id"], f["kind"], f["title"]) for f in findings], f"report re-found {refound}", again)
 
 
 def modes_under(root):
@@ -352,4 +397,5 @@ if __name__ == "__main__":
           test_off_by_default_and_bad_values_exit_2,
           test_replayed_after_the_program_and_an_answer_changing_build_never_recommended,
           test_images_samplers_and_a_task_captured_exactly_and_replayed_bit_for_bit,
-          test_captured_data_is_private_whatever_the_umask])
+          test_captured_data_is_private_whatever_the_umask, test_a_kernel_launched_once_is_captured_at_its_first_launch,
+          test_the_capture_is_not_the_programs_idle_time])

@@ -306,6 +306,17 @@ TEST_CASE("trace job: a worker its parent ended after its work is complete; a cr
     JobRun parent_killed = job_of(1000);
     parent_killed.reaped.push_back({100, TraceBuilder::at(900), std::nullopt, SIGKILL});
     CHECK_FALSE(analysed(worker, parent_killed).first);
+
+    // A pool's parent that made no OpenCL call has no records: the program's own end stands for it.
+    const auto alone = [&](const JobRun& j) {
+        const std::vector<ProgramTrace> p = {worker};
+        return analyse_job(p, merge_processes(p), j).facts.run.layer_clean_exit;
+    };
+    CHECK(alone(job));
+    JobRun program_killed = job;
+    program_killed.program.exit_code.reset();
+    program_killed.program.signal = SIGKILL;
+    CHECK_FALSE(alone(program_killed));
 }
 
 TEST_CASE("trace job: facts of the processes survive JSON", "[trace][job]") {
