@@ -13,6 +13,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "cl/command_trace.hpp"
 #include "cl/device_session.hpp"
 #include "common/probe_support.hpp"
 #include "common/step_energy.hpp"
@@ -322,6 +323,14 @@ class PipelineProbe final : public Probe {
             return st;
         }
         st[Stage::host] = host;
+        // Into diagnose --trace's timeline (a no-op when it is off): the stages' commands are timed
+        // here, not by time_commands, which records the other probes' commands.
+        auto& trace = CommandTrace::instance();
+        for (const auto& [events, label] :
+             {std::pair{&ev.uploads, "glm pipeline upload"}, std::pair{&ev.computes, "glm pipeline compute"},
+              std::pair{&ev.downloads, "glm pipeline download"}})
+            for (const auto& e : *events)
+                trace.record(e, label);
         // Double-buffered events hold the first and last launch of each batch: each batch's
         // compute spans the first kernel's start to the last one's end.
         if (v == Variant::double_buffered) {

@@ -37,6 +37,10 @@ struct RoofPart {
     double seconds_at_roof = 0;  // amount / roof
     double achieved = 0;         // amount / the launch's time
     double fraction = 0;         // achieved / roof
+    // The roof as measured; above `roof` never, below it when the launch beat it and the roof was
+    // raised to the launch's own rate (place_kernel).
+    double measured_roof = 0;
+    bool raised() const { return roof > measured_roof; }
 };
 
 struct KernelPlacement {

@@ -114,6 +114,10 @@ void add_placement(const KernelWorkFacts& w, const KernelPlacement& p, const Lab
             p.launch_seconds, w.like_launches, w.global_items, 100 * w.like_share, part.metric, part.roof,
             i == p.binding ? "; the binding roof" : "");
         out.push_back(std::move(m));
+        // How far the launch beat the roof as measured: the roof's shortfall (or a count too high).
+        if (part.raised())
+            out.push_back(single("app.kernel.roof_excess", "x", l, part.achieved / part.measured_roof,
+                                 TimerKind::device_profiling, true));
     }
 }
 

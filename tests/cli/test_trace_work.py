@@ -83,6 +83,12 @@ def test_each_kernel_is_judged_against_the_roof_that_binds_it():
         expect(binding.get(kernel) in roofs, f"{kernel} is bound by {binding.get(kernel)}, expected {roofs}")
     above = [f for f in fractions if f[2] > 1.05]
     expect(not above, f"fractions of a roof above 1.05: {above}")
+    # A launch that beat its roof raised it: the roof was measured beside a busy machine (beside a
+    # parallel test, Intel's fp32 peak came out at half: fma_f32 beat it 1.92x; this VM's compute
+    # flips 2x between phases). Three times over, the count would be wrong rather than the roof.
+    excess = [(m["labels"]["kernel"], m["labels"]["roof"], m["summary"]["median"]) for m in result["measurements"]
+              if m["metric"] == "app.kernel.roof_excess"]
+    expect(all(1 < x[2] <= 3 for x in excess), f"roofs beaten by: {excess}")
     expect(fractions, "no fraction of a roof was measured")
     # A finding the replay measured no gain in is a note, never ranked.
     for f in report["findings"]:

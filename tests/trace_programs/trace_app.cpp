@@ -651,6 +651,10 @@ void run_short_pairs(Cl& cl, int steps) {
 // Their kernels live in a program of their own, built with options, so the other modes compile
 // nothing more. Inputs are exact small floats, so the capture test computes the expected bytes.
 const char* const replay_source = R"CLC(
+// A word in a comment or a string is not a call: printf("%f", y[i]) here, and the string below,
+// must not make the layer skip this program (OpenMM's PME kernels mention printf in a comment).
+__constant char replay_note[] = "printf(\"%d\", 1); enqueue_kernel(q, f, r, b) is only text";
+
 __kernel void replay_saxpy(__global const float* x, __global float* y, float a) {
     size_t i = get_global_id(0);
     y[i] = a * x[i] + y[i];

@@ -93,6 +93,18 @@ TEST_CASE("kernel roofs: the longest time at its roof binds", "[trace][roofs]") 
     REQUIRE(m);
     CHECK(m->bound().kind == RoofKind::int32);
     CHECK(m->binding_fraction() == Approx(0.5));
+
+    // A copy faster than the memory roof as measured (256 MB in 10 ms: 25.6 GB/s against 20): the
+    // roof fell short of the device; it is raised to the launch's rate, and says so.
+    const auto fast = place_kernel(test::counted_work("copy", 10e-3, 256e6), roofs(), memory(), 256e6);
+    REQUIRE(fast);
+    CHECK(fast->bound().kind == RoofKind::memory);
+    CHECK(fast->binding_fraction() == 1);
+    CHECK(fast->bound().raised());
+    CHECK(fast->bound().measured_roof == Approx(20e9));
+    CHECK(fast->bound().roof == Approx(25.6e9));
+    CHECK_THAT(fast->bound().basis, Catch::Contains("roof raised to this launch's own rate"));
+    CHECK_FALSE(c->bound().raised());
 }
 
 TEST_CASE("kernel roofs: counted work meets each peak's fastest sample, the other rules its median", "[trace][roofs]") {
