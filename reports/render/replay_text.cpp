@@ -145,7 +145,9 @@ std::string replay_text(const std::vector<ReplayResult>& results, const std::vec
         out += "Measured what-ifs (share of the program's wall time):\n";
         for (const auto& f : findings)
             out += fmt::format("  {} {}{}\n", f.rank > 0 ? fmt::format("{}.", f.rank) : std::string("-"), f.title,
-                               f.uncertain ? " (inside the noise, not ranked)" : "");
+                               !f.not_ranked.empty() ? " (not ranked: " + f.not_ranked + ")"
+                               : f.uncertain         ? std::string(" (inside the noise, not ranked)")
+                                                     : std::string());
     }
     return out;
 }
