@@ -41,8 +41,7 @@ std::string outputs_text(const ReplayResult& r, const VariantResult& v) {
 }
 
 // The verdict in a word or two, for a table cell; the whole line is in replay_notes.
-std::string short_verdict(const ReplayResult& r, const VariantResult& v) {
-    const VariantVerdict verdict = judge_variant(r, v);
+std::string short_verdict(const VariantVerdict& verdict) {
     if (verdict.ranked) return "ranked";
     for (const char* word : {"within noise", "not confirmed", "bimodal", "not timed"})
         if (verdict.why.find(word) != std::string::npos) return word;
@@ -72,6 +71,9 @@ std::vector<WhatIfRow> what_if_rows(const ReplayResult& r) {
     if (r.variants.empty()) return rows;
     const VariantResult& ref = r.variants[0];
     for (const auto& v : r.variants) {
+        // Once per variant: each verdict bootstraps its pairs, and the row shows two sides of it.
+        const std::optional<VariantVerdict> verdict =
+            v.kind == VariantKind::as_captured ? std::nullopt : std::optional(judge_variant(r, v));
         WhatIfRow row{std::string(kind_text(v.kind)),
                       v.kind == VariantKind::as_captured ? "local " + v.local_size : v.label,
                       "-",
@@ -85,16 +87,16 @@ std::vector<WhatIfRow> what_if_rows(const ReplayResult& r) {
             if (v.summary->median > 0)
                 row.spread = fmt::format("{:.0f}%", (v.summary->max - v.summary->min) / v.summary->median * 100);
             row.samples = std::to_string(v.summary->n);
-            if (v.kind == VariantKind::as_captured) {
-                // nothing to compare with itself
-            } else if (const auto stated = judge_variant(r, v).stated()) {
+            if (!verdict) {
+                // the launch as captured: nothing to compare with itself
+            } else if (const auto stated = verdict->stated()) {
                 row.speedup = interval_text(*stated);
             } else if (const auto ratio = time_ratio(ref, v); ratio && *ratio > 0) {
                 row.speedup = fmt::format("{:.2f}x", 1 / *ratio);
             }
         }
         // A changed answer is said in the outputs column; it is never ranked.
-        if (v.kind != VariantKind::as_captured && rankable(v)) row.verdict = short_verdict(r, v);
+        if (verdict && rankable(v)) row.verdict = short_verdict(*verdict);
         rows.push_back(std::move(row));
     }
     return rows;

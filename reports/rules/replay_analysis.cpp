@@ -16,7 +16,6 @@ ReplayContext context_of(const TraceFacts& facts) {
         KernelTotals& t = context.kernels[k.name];
         t.device_ns = k.seconds * 1e9;
         t.launches = k.launches;
-        t.median_ns = k.median_launch_seconds * 1e9;
     }
     return context;
 }

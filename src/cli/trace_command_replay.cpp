@@ -4,28 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 
-#include "core/stats.hpp"
 #include "json/replay_json.hpp"
 #include "replay/replay_engine.hpp"
 #include "rules/analysis.hpp"
 
 namespace clprobe {
 
-namespace {
-
-double quantile(std::vector<double>& sorted, double q) {
-    const double at = q * static_cast<double>(sorted.size() - 1);
-    return sorted[static_cast<std::size_t>(at + 0.5)];
-}
-
-}  // namespace
-
 replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& processes, double wall_seconds) {
     replay::ReplayContext context;
     if (wall_seconds > 0) context.wall_ns = wall_seconds * 1e9;
-    std::map<std::string, std::vector<double>> launches;
     for (const auto& p : processes) {
         for (const auto& c : p.commands) {
             if (c.kind != CommandKind::kernel || c.kernel < 0) continue;
@@ -38,7 +26,6 @@ replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& process
             if (c.device && c.device->status == 0 && c.device->end > c.device->start) {
                 const double ns = static_cast<double>(c.device->end - c.device->start);
                 totals.device_ns += ns;
-                launches[name].push_back(ns);
                 const std::pair<std::string, std::uint64_t> shape{c.global, c.bytes};
                 auto at = std::find(totals.shapes.begin(), totals.shapes.end(), shape);
                 if (at == totals.shapes.end()) {
@@ -62,13 +49,6 @@ replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& process
             totals.launches += a.count;
             totals.device_ns += static_cast<double>(a.device_ns);
         }
-    }
-    for (auto& [name, times] : launches) {
-        std::sort(times.begin(), times.end());
-        auto& totals = context.kernels[name];
-        totals.median_ns = median_of(times);
-        // The middle 80%: one outlying launch should not make any replay time look reliable.
-        if (totals.median_ns > 0) totals.spread = (quantile(times, 0.9) - quantile(times, 0.1)) / totals.median_ns;
     }
     return context;
 }

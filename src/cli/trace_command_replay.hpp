@@ -13,7 +13,8 @@ namespace clprobe {
 
 // Each kernel's traced totals, by name, over every process of the job: device time summed over
 // the launches the layer timed (sampled-out launches in the aggregates included), launch count,
-// the median launch, and the relative spread (p90 - p10) / median of the timed launches.
+// and its timed launches by shape, with each process's order of them (the replay's like-for-like
+// reliability: replay_result's find_like_launches).
 replay::ReplayContext replay_context_of(const std::vector<ProgramTrace>& processes, double wall_seconds);
 
 // Replays up to o.replay_kernels captures under records_dir/replay (the longest traced first),

@@ -98,8 +98,6 @@ struct ReplayResult {
 struct KernelTotals {
     double device_ns = 0;  // the kernel's device time summed over all its traced launches
     std::uint64_t launches = 0;
-    double median_ns = 0;  // median traced launch
-    double spread = 0;     // relative spread of the traced launches (e.g. (max - min) / median)
     // The timed launches by shape: shapes[k] is (global size as recorded, bytes of the buffers
     // bound), times_ns[k] the device times of its launches.
     std::vector<std::pair<std::string, std::uint64_t>> shapes;

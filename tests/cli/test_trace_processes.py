@@ -92,14 +92,20 @@ def test_forked_c_workers():
     expect("trace.program.incomplete" not in finding_ids(report), f"fork_c: called incomplete {finding_ids(report)}")
 
 
-def test_python_multiprocessing_workers():
+def python_workers_cannot_run():
+    """Why Debian's python3 cannot run the pyopencl workers under the layer here, or None."""
     if subprocess.run([PYTHON, "-c", "import pyopencl, numpy"], capture_output=True).returncode != 0:
-        print("skipped: pyopencl or numpy missing for", PYTHON)
-        return
+        return f"pyopencl or numpy missing for {PYTHON}"
     # The sanitizer build's layer takes AddressSanitizer's runtime from the program that loads it
     # (src/layer/CMakeLists.txt): Debian's python3 has none, so it cannot load that layer.
     if "ASAN_OPTIONS" in os.environ:
-        print("skipped: an AddressSanitizer build's layer cannot load into", PYTHON)
+        return f"an AddressSanitizer build's layer cannot load into {PYTHON}"
+    return None
+
+
+def test_python_multiprocessing_workers():
+    if why := python_workers_cannot_run():
+        print("skipped:", why)
         return
     argv = [PYTHON, os.path.join(SOURCE, "mp_workers.py"), "2", "50"]
     report, _ = check_job("fork_py", argv, 100, [1, 1])
@@ -112,11 +118,8 @@ def test_python_pool_workers_complete_under_load():
     # A multiprocessing.Pool ends its workers with SIGTERM when it closes, after their work is
     # recorded: such a job is complete, not "incomplete", in 10 runs of 10 while a CPU hog keeps
     # every core busy (2 runs in 5 were called incomplete under load before cut_short).
-    if subprocess.run([PYTHON, "-c", "import pyopencl, numpy"], capture_output=True).returncode != 0:
-        print("skipped: pyopencl or numpy missing for", PYTHON)
-        return
-    if "ASAN_OPTIONS" in os.environ:
-        print("skipped: an AddressSanitizer build's layer cannot load into", PYTHON)
+    if why := python_workers_cannot_run():
+        print("skipped:", why)
         return
     hog = subprocess.Popen(["stress-ng", "--cpu", str(os.cpu_count() or 2), "--timeout", "600s"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if shutil.which("stress-ng") else None

@@ -84,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     judge_reliability(result);
     ReplayContext context;
-    context.kernels[result.kernel] = KernelTotals{1e6, 10, 1e5, 0.1};
+    context.kernels[result.kernel] = KernelTotals{1e6, 10};
     context.wall_ns = 1e9;
     const std::vector<ReplayResult> results{result};
     const auto findings = replay_findings(results, context);

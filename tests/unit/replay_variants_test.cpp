@@ -189,8 +189,8 @@ TEST_CASE("replay reliability: like for like, the traced launches of the capture
 
 TEST_CASE("replay findings: gain arithmetic and what is never ranked", "[replay]") {
     ReplayContext ctx;
-    ctx.kernels["foo"] = KernelTotals{4e8, 100, 4e6, 0.05};  // 0.4 s of device time
-    ctx.wall_ns = 1e9;                                       // in 1 s of wall time
+    ctx.kernels["foo"] = KernelTotals{4e8, 100};  // 0.4 s of device time
+    ctx.wall_ns = 1e9;                            // in 1 s of wall time
     auto r = replayed(
         {test::replayed_variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 990, 1000}),
          test::replayed_variant(VariantKind::local_size, "64", {500, 500, 505, 495, 500}),
@@ -261,8 +261,8 @@ TEST_CASE("replay findings: two kernels' measured what-ifs rank by the wall time
     // 1 s wall); bar's saves 75% of its 0.3 s (0.225). The run's order: bar's first, whatever
     // order the replays came in.
     ReplayContext ctx;
-    ctx.kernels["foo"] = KernelTotals{4e8, 100, 4e6, 0.05};
-    ctx.kernels["bar"] = KernelTotals{3e8, 100, 3e6, 0.05};
+    ctx.kernels["foo"] = KernelTotals{4e8, 100};
+    ctx.kernels["bar"] = KernelTotals{3e8, 100};
     ctx.wall_ns = 1e9;
     auto foo =
         replayed({test::replayed_variant(VariantKind::as_captured, "as captured", {1000, 1000, 1010, 990, 1000}),

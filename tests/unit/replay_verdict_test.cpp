@@ -113,7 +113,7 @@ TEST_CASE("replay verdict: bimodal in the program, a replay at its slow mode ran
 
 TEST_CASE("replay findings: a what-if not confirmed is a note saying why", "[replay]") {
     ReplayContext ctx;
-    ctx.kernels["k"] = KernelTotals{4e8, 100, 4e6, 0.05};
+    ctx.kernels["k"] = KernelTotals{4e8, 100};
     ctx.wall_ns = 1e9;
     const std::vector<double> ref(10, 10.0);
     const auto r = with_variant(ref, {5, 5, 5, 5, 5, 9.9, 10.1, 9.8, 10, 10.2}, ref, 5);
