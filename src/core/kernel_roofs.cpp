@@ -120,11 +120,20 @@ std::optional<KernelPlacement> place_kernel(const KernelWorkFacts& w, const Comp
                 "report)");
         }
     }
-    if (p.parts.empty()) return std::nullopt;
     // A launch faster than a roof shows the roof's measurement fell short of the device (a ceiling
     // measured while the machine was busy: Intel's copy_f4 read 1.21 of a memory roof measured
     // beside a parallel test). The rate the launch reached is one the device did reach: the roof is
     // raised to it, said so, and no fraction above 1 is reported.
+    // Far beyond that (OpenMM's findBlocksWithInteractions on Intel: 20x the fp32 peak, its first
+    // launch counted, which builds the neighbour list the 607 later ones skip), the counted launch
+    // did other work than the timed ones: that part is not placed, and says why.
+    std::erase_if(p.parts, [&](const RoofPart& part) {
+        if (part.fraction <= max_roof_excess) return false;
+        p.unroofed.push_back(fmt::format(
+            "{}: the counted launch's rate is {:.3g}x {}: it did other work than the traced launches it is timed by",
+            to_string(part.kind), part.fraction, part.metric));
+        return true;
+    });
     for (auto& part : p.parts)
         if (part.fraction > 1) {
             part.basis +=
@@ -133,6 +142,7 @@ std::optional<KernelPlacement> place_kernel(const KernelWorkFacts& w, const Comp
             part.seconds_at_roof = t;
             part.fraction = 1;
         }
+    if (p.parts.empty()) return std::nullopt;
     const auto longest = std::max_element(p.parts.begin(), p.parts.end(), [](const RoofPart& a, const RoofPart& b) {
         return a.seconds_at_roof < b.seconds_at_roof;
     });

@@ -54,6 +54,11 @@ struct KernelPlacement {
     double binding_fraction() const { return parts.empty() ? 0 : bound().fraction; }
 };
 
+// A counted launch faster than a roof by up to this factor raises the roof to its own rate (the
+// roof was measured while the machine was busy; this VM's compute flips 2x); beyond it, the count
+// and the time are of different work and that part is not placed.
+inline constexpr double max_roof_excess = 3;
+
 // The work of `w` (counted, with a launch time) against these roofs. `argument_bytes` is the
 // summed size of the buffers bound to one launch (an upper bound on its distinct footprint when
 // its count was sampled); `memory` places a footprint of a given size at its level's roof; the

@@ -105,6 +105,18 @@ TEST_CASE("kernel roofs: the longest time at its roof binds", "[trace][roofs]") 
     CHECK(fast->bound().roof == Approx(25.6e9));
     CHECK_THAT(fast->bound().basis, Catch::Contains("roof raised to this launch's own rate"));
     CHECK_FALSE(c->bound().raised());
+    // 25x the roof is no roof's shortfall: the counted launch did other work than the timed ones
+    // (a first launch that builds what later ones skip). Not placed.
+    CHECK_FALSE(place_kernel(test::counted_work("copy", 0.5e-3, 256e6), roofs(), memory(), 256e6));
+    KernelWorkFacts both = test::counted_work("build_then_skip", 1e-3, 1e6, 0, 0);
+    both.flops_fp32 = 5e9;  // 5e12/s against a 200 GFLOP/s peak: 25x
+    const auto partial = place_kernel(both, roofs(), memory(), 1e6);
+    REQUIRE(partial);
+    CHECK(std::none_of(partial->parts.begin(), partial->parts.end(),
+                       [](const RoofPart& p) { return p.kind == RoofKind::fp32; }));
+    CHECK(std::any_of(partial->unroofed.begin(), partial->unroofed.end(), [](const std::string& u) {
+        return u.find("did other work than the traced launches") != std::string::npos;
+    }));
 }
 
 TEST_CASE("kernel roofs: counted work meets each peak's fastest sample, the other rules its median", "[trace][roofs]") {
