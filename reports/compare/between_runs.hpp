@@ -57,6 +57,10 @@ struct BetweenRunNoise {
     // machine does not set what B is held against.
     std::map<std::string, std::vector<double>> medians;
     std::map<std::string, std::vector<double>> bests;  // each run's faster-half median (best_and_gap)
+    // Empty when measured from the runs given to this comparison; otherwise where the movement was
+    // measured earlier ("a 3-pass diagnose of this device on ..."): A is then a single run, and
+    // medians and bests are empty.
+    std::string known_from;
     // The median of the runs' medians of a figure, when every run measured it; nullopt otherwise.
     std::optional<double> baseline_median(std::string_view metric, const Labels& labels) const;
     // The same over the runs' best values, what a ceiling compares.

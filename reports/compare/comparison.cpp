@@ -524,7 +524,7 @@ std::size_t distinct_variants(const std::set<Labels>& sets) {
 
 std::vector<FamilyRegression> Comparison::family_regressions() const {
     std::vector<FamilyRegression> out;
-    if (baseline_runs < 2) return out;
+    if (baseline_runs < 2 && movement_known_from.empty()) return out;
     struct Moves {
         std::set<Labels> slower, faster;
         std::vector<const MetricComparison*> slower_figures;
@@ -706,7 +706,8 @@ Comparison compare_reports(const RunReport& a, const RunReport& b, const Compare
     if (c.provenance_known) c.provenance = provenance_differences(*a.provenance, *b.provenance);
 
     if (options.between_runs) {
-        c.baseline_runs = options.between_runs->runs;
+        c.movement_known_from = options.between_runs->known_from;
+        c.baseline_runs = c.movement_known_from.empty() ? options.between_runs->runs : 1;
         c.between_runs_z = options.between_runs->z;
         for (const auto& [family, f] : options.between_runs->families)
             if (f.ratios > 0)

@@ -184,6 +184,10 @@ struct Comparison {
     // How many runs of A measured the movement between runs (1: not measured), and the families
     // whose band it widened, widest first ("glm.gradient", band).
     int baseline_runs = 1;
+    // A single run of A held against the movement this machine was known to have from an earlier
+    // `diagnose --passes N` (BetweenRunNoise::known_from); empty when none was known or A has runs
+    // of its own. baseline_runs stays 1 then; the bands are that movement's.
+    std::string movement_known_from;
     std::vector<std::pair<std::string, double>> between_runs_bands;
     double between_runs_z = 0;  // how many sigmas of that movement a band spans (BetweenRunNoise::z)
     // Runs of B's machine and build (1: B alone). With more, a difference is called only when every

@@ -84,6 +84,7 @@ json comparison_to_json(const Comparison& c) {
                 {"b", c.b_label},
                 {"threshold", c.threshold},
                 {"baseline_runs", c.baseline_runs},
+                {"movement_known_from", c.movement_known_from.empty() ? json(nullptr) : json(c.movement_known_from)},
                 {"between_runs", between_runs_json(c)},
                 {"candidate_runs", c.candidate_runs},
                 {"metrics", metrics},

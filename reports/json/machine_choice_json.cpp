@@ -12,10 +12,10 @@ json number_or_null(const std::optional<double>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
-json row_to_json(const ChoiceRow& row) {
-    const WorkloadEconomics& e = row.figures;
-    return {{"report", row.name},
-            {"variant", e.variant},
+}  // namespace
+
+json economics_to_json(const WorkloadEconomics& e) {
+    return {{"variant", e.variant},
             {"step_seconds", e.step_seconds},
             {"units_per_step", e.units_per_step},
             {"throughput", e.throughput},
@@ -27,6 +27,14 @@ json row_to_json(const ChoiceRow& row) {
             {"joules_per_unit", e.joules_per_step ? json(*e.joules_per_step / e.units_per_step) : json(nullptr)},
             {"energy_scope", e.joules_per_step ? json(e.energy_scope) : json(nullptr)},
             {"cost_basis", e.cost_basis}};
+}
+
+namespace {
+
+json row_to_json(const ChoiceRow& row) {
+    json out = {{"report", row.name}};
+    out.update(economics_to_json(row.figures));
+    return out;
 }
 
 }  // namespace

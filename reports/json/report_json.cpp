@@ -3,6 +3,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/cost_model.hpp"
+#include "json/machine_choice_json.hpp"
+
 namespace clprobe {
 
 using nlohmann::json;
@@ -151,10 +154,27 @@ json probe_result_to_json(const ProbeResult& p) {
     return out;
 }
 
+namespace {
+
+json results_to_json(const std::vector<ProbeResult>& results) {
+    json out = json::array();
+    for (const auto& p : results)
+        out.push_back(probe_result_to_json(p));
+    return out;
+}
+
+json pass_to_json(const RunPass& p) {
+    json out = {{"pass", p.number},           {"device", p.device},
+                {"started_at", p.started_at}, {"wall_seconds", p.wall_seconds},
+                {"complete", p.complete},     {"results", results_to_json(p.results)}};
+    if (p.drift) out["drift"] = to_json(*p.drift);
+    return out;
+}
+
+}  // namespace
+
 json report_to_json(const RunReport& r) {
-    json results = json::array();
-    for (const auto& p : r.results)
-        results.push_back(probe_result_to_json(p));
+    const json results = results_to_json(r.results);
     json findings = json::array();
     for (const auto& f : r.findings)
         findings.push_back(finding_to_json(f));
@@ -187,6 +207,22 @@ json report_to_json(const RunReport& r) {
     if (r.launch) out["launch"] = launch_to_json(*r.launch);
     // Written only when a device layer ran, so older reports and the fixtures keep their shape.
     if (r.drift) out["drift"] = to_json(*r.drift);
+    // Derived, not read back (core/cost_model.hpp recomputes it from the measurements and the prices
+    // in the options): the throughput, energy and cost per workload a dashboard reads, which the
+    // text report shows. Written only when a workload pipeline was measured.
+    json economics = json::array();
+    for (const auto& e : workload_economics(r)) {
+        json entry = {{"workload", e.workload}, {"pipeline", e.pipeline}, {"unit", e.unit}};
+        entry.update(economics_to_json(e));
+        economics.push_back(std::move(entry));
+    }
+    if (!economics.empty()) out["economics"] = std::move(economics);
+    // Written only by `diagnose --passes N` with N >= 2, so single-pass reports keep their shape.
+    if (!r.passes.empty()) {
+        out["passes"] = json::array();
+        for (const auto& p : r.passes)
+            out["passes"].push_back(pass_to_json(p));
+    }
     return out;
 }
 
@@ -481,6 +517,37 @@ LaunchContext read_launch(const Field& f) {
 
 }  // namespace
 
+namespace {
+
+std::optional<MachineDrift> read_drift(const Field& parent) {
+    if (!parent.has("drift") || parent.at("drift").raw().is_null()) return std::nullopt;
+    try {
+        return machine_drift_from_json(parent.at("drift").raw());
+    } catch (const std::invalid_argument& e) {
+        throw ReportFormatError(std::string("drift.") + e.what());
+    }
+}
+
+// Pass `expected` (2, 3, ...): numbered in the order they ran, so a hand-edited file with a pass
+// missing or repeated is refused rather than compared as movement it is not.
+RunPass read_pass(const Field& f, int expected) {
+    f.object();
+    RunPass p;
+    p.number = f.at("pass").integer<int>(2);
+    if (p.number != expected) f.at("pass").fail("expected pass " + std::to_string(expected));
+    p.device = f.at("device").str();
+    p.started_at = f.at("started_at").str();
+    p.wall_seconds = f.at("wall_seconds").non_negative();
+    p.complete = f.at("complete").boolean();
+    const Field results = f.at("results");
+    for (std::size_t i = 0, n = results.array_size(); i < n; ++i)
+        p.results.push_back(read_probe_result(results.index(i)));
+    p.drift = read_drift(f);
+    return p;
+}
+
+}  // namespace
+
 RunReport report_from_json(const json& j) {
     const Field root(j, "");
     root.object();
@@ -524,12 +591,11 @@ RunReport report_from_json(const json& j) {
     r.wall_seconds = root.at("wall_seconds").non_negative();
     if (root.has("launch") && !root.at("launch").raw().is_null()) r.launch = read_launch(root.at("launch"));
     // "drift" arrived with the drift monitor: older reports have none and compare as before.
-    if (root.has("drift") && !root.at("drift").raw().is_null()) {
-        try {
-            r.drift = machine_drift_from_json(root.at("drift").raw());
-        } catch (const std::invalid_argument& e) {
-            throw ReportFormatError(std::string("drift.") + e.what());
-        }
+    r.drift = read_drift(root);
+    if (root.has("passes")) {
+        const Field passes = root.at("passes");
+        for (std::size_t i = 0, n = passes.array_size(); i < n; ++i)
+            r.passes.push_back(read_pass(passes.index(i), static_cast<int>(i) + 2));
     }
     return r;
 }

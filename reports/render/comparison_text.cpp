@@ -84,25 +84,30 @@ std::string disturbed_summary(const Comparison& c) {
 
 }  // namespace
 
-// How far A's own figures moved between its runs, when repeats measured it; otherwise, where timed
-// metrics were called, a reminder that one run of A cannot show that movement.
+// How far A's own figures moved between its runs, when passes or repeats measured it, or as an
+// earlier multi-pass run of the device measured it; otherwise that one run of A cannot show it
+// (not said across drivers, where the driver difference is the comparison).
 std::string between_runs_summary(const Comparison& c) {
-    if (c.baseline_runs > 1) {
-        std::string widest;
-        for (size_t i = 0; i < c.between_runs_bands.size() && i < 4; ++i)
-            widest += fmt::format("{}{} {:.0f}%", i ? ", " : "", c.between_runs_bands[i].first,
-                                  100 * c.between_runs_bands[i].second);
+    std::string widest;
+    for (size_t i = 0; i < c.between_runs_bands.size() && i < 4; ++i)
+        widest += fmt::format("{}{} {:.0f}%", i ? ", " : "", c.between_runs_bands[i].first,
+                              100 * c.between_runs_bands[i].second);
+    if (widest.empty()) widest = "none";
+    if (c.baseline_runs > 1)
         return fmt::format(
-            "Between runs: {} runs of A measured how far each family of figures moves from run to run; a band is at "
-            "least {:g} times that movement (widest: {})\n",
-            c.baseline_runs, c.between_runs_z, widest.empty() ? "none" : widest);
-    }
-    const bool called = std::any_of(c.metrics.begin(), c.metrics.end(), [](const MetricComparison& m) {
-        return !m.fact && (m.verdict == Verdict::slower || m.verdict == Verdict::faster);
-    });
-    if (!called || c.driver) return {};
-    return "Between runs: not measured (one run of A). On a shared machine figures move between runs more than "
-           "within one; record A twice and pass the second run with --baseline-repeat\n";
+            "Between runs: {} runs of A (its passes and repeats) measured how far each family of figures moves from "
+            "run to run; a band is at least {:g} times that movement (widest: {})\n",
+            c.baseline_runs, c.between_runs_z, widest);
+    if (!c.movement_known_from.empty())
+        return fmt::format(
+            "Between runs: A is a single pass; each band is at least {:g} times the movement this machine's figures "
+            "were measured to have between runs by {} (widest: {}). Run diagnose --passes 2 on each side to measure "
+            "it in the runs compared\n",
+            c.between_runs_z, c.movement_known_from, widest);
+    if (c.driver) return {};
+    return "Between runs: not measured (A is a single pass, and no earlier diagnose --passes N of this device is "
+           "known). These verdicts cannot separate a change from the machine's own movement between runs; run "
+           "diagnose --passes 2 on each side (or pass --baseline-repeat)\n";
 }
 
 namespace {

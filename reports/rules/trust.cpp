@@ -2,6 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "compare/run_passes.hpp"
 #include "rules/ceiling_checks.hpp"
 
 namespace clprobe {
@@ -43,6 +47,24 @@ std::optional<TrustNote> drift_note(const MachineDrift& drift) {
                                  100 * c.spread, 100 * m.spread, drift.checks.size())};
 }
 
+// diagnose --passes N: how far the figures moved between the passes, family by family, as compare
+// will hold a change against it. Information: it is the movement any single run hides.
+std::optional<TrustNote> passes_note(const RunReport& r) {
+    const auto movement = movement_between_passes(r);
+    if (!movement) return std::nullopt;
+    std::vector<std::pair<double, std::string>> bands;
+    for (const auto& [family, f] : movement->families)
+        bands.emplace_back(std::expm1(movement->z * f.sigma_log), family);
+    std::sort(bands.rbegin(), bands.rend());
+    std::string widest;
+    for (std::size_t i = 0; i < bands.size() && i < 3; ++i)
+        widest += fmt::format("{}{} {:.0f}%", i ? ", " : "", bands[i].second, 100 * bands[i].first);
+    return TrustNote{"trust.between_passes", false,
+                     fmt::format("{} passes of the probes: between passes a figure moves by up to {:g} sigma of its "
+                                 "family's movement, widest {}; compare holds a change against this movement.",
+                                 movement->runs, movement->z, widest.empty() ? "none measured" : widest)};
+}
+
 }  // namespace
 
 std::vector<TrustNote> assess_trust(const RunReport& r) {
@@ -76,6 +98,7 @@ std::vector<TrustNote> assess_trust(const RunReport& r) {
     if (r.drift) {
         if (auto note = drift_note(*r.drift)) notes.push_back(std::move(*note));
     }
+    if (auto note = passes_note(r)) notes.push_back(std::move(*note));
     // A ceiling below a rate reached on the same hardware makes every fraction of it read high.
     for (const auto& v : ceiling_violations(r))
         notes.push_back({"trust.ceiling_below_rate." + v.ceiling_metric, true, describe(v)});

@@ -7,12 +7,17 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/movement_cache.hpp"
 #include "compare/between_runs.hpp"
 #include "compare/comparison.hpp"
 #include "compare/confirmation.hpp"
 #include "compare/machine_choice.hpp"
+#include "compare/run_passes.hpp"
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
 #include "json/comparison_json.hpp"
 #include "json/machine_choice_json.hpp"
+#include "render/comparison_junit.hpp"
 #include "render/comparison_text.hpp"
 #include "rules/analysis.hpp"
 
@@ -27,6 +32,7 @@ struct CompareCliOptions {
     double threshold_pct = 5;
     bool fail_on_regression = false;
     bool json = false;
+    std::string junit;  // --junit FILE
     bool verbose = false;
     bool normalise = false;
 };
@@ -48,7 +54,39 @@ std::vector<RunReport> load_repeats(const RunReport& of, const std::vector<std::
     return out;
 }
 
+// A report's passes 2..N (diagnose --passes N), then the runs named by `option`: the further runs
+// of its machine and build. A pass of another device is a usage error, as a repeat of one is.
+std::vector<RunReport> further_runs(const RunReport& of, const std::string& path,
+                                    const std::vector<std::string>& repeats, const char* option, const char* side) {
+    if (const auto problem = foreign_pass(of))
+        throw UsageError(fmt::format("{} '{}' cannot be compared: {}", side, path, *problem));
+    std::vector<RunReport> out = further_pass_reports(of);
+    for (auto& r : load_repeats(of, repeats, option, side))
+        out.push_back(std::move(r));
+    return out;
+}
+
+// How far A's figures move between runs: measured from A's passes and repeats when it has any;
+// otherwise as the last diagnose --passes N of A's host and device measured it, when one is kept
+// (cli/movement_cache.hpp); otherwise unknown.
+std::optional<BetweenRunNoise> movement_of(const RunReport& a, const std::vector<RunReport>& repeats,
+                                           double threshold) {
+    if (!repeats.empty()) {
+        std::vector<const RunReport*> runs{&a};
+        for (const auto& r : repeats)
+            runs.push_back(&r);
+        return measure_between_runs(runs, threshold);
+    }
+    std::string why;
+    auto known = load_known_movement(a, why);
+    if (!why.empty()) Log::warn("the machine's known movement between runs is not used: {}", why);
+    if (!known) return std::nullopt;
+    return std::move(known->noise);
+}
+
 int run_compare(const CompareCliOptions& o) {
+    // An unwritable JUnit file fails before any work, as diagnose's outputs do.
+    if (!o.junit.empty()) check_output_path(o.junit);
     RunReport a = load_report(o.a), b = load_report(o.b);
     // Both sides judged by the same (current) rules, so "finding only in B" means B's numbers.
     analyze(a);
@@ -56,18 +94,13 @@ int run_compare(const CompareCliOptions& o) {
     CompareOptions options;
     options.threshold = o.threshold_pct / 100.0;
     options.normalise = o.normalise;
-    // More runs of A's machine and build: how far its figures move between runs, measured.
-    const std::vector<RunReport> repeats = load_repeats(a, o.a_repeats, "--baseline-repeat", "A");
-    // More runs of B's: a difference counts only when each of them shows it.
-    const std::vector<RunReport> b_repeats = load_repeats(b, o.b_repeats, "--candidate-repeat", "B");
-    BetweenRunNoise noise;
-    if (!repeats.empty()) {
-        std::vector<const RunReport*> runs{&a};
-        for (const auto& r : repeats)
-            runs.push_back(&r);
-        noise = measure_between_runs(runs, options.threshold);
-        options.between_runs = &noise;
-    }
+    // More runs of A's machine and build (its passes, --baseline-repeat): how far its figures move
+    // between runs, measured.
+    const std::vector<RunReport> repeats = further_runs(a, o.a, o.a_repeats, "--baseline-repeat", "A");
+    // More runs of B's (passes, --candidate-repeat): a difference counts only when each shows it.
+    const std::vector<RunReport> b_repeats = further_runs(b, o.b, o.b_repeats, "--candidate-repeat", "B");
+    const std::optional<BetweenRunNoise> noise = movement_of(a, repeats, options.threshold);
+    if (noise) options.between_runs = &*noise;
     Comparison c = compare_reports(a, b, options);
     if (!b_repeats.empty()) {
         std::vector<Comparison> confirmations;
@@ -77,6 +110,7 @@ int run_compare(const CompareCliOptions& o) {
     }
     // Which of the two to run each workload on: best, best value, cheapest.
     const auto choices = choose_machines({{o.a, workload_economics(a)}, {o.b, workload_economics(b)}});
+    if (!o.junit.empty()) write_file_atomically(o.junit, render_comparison_junit(c, {o.a, o.b}));
     if (o.json) {
         nlohmann::json doc = comparison_to_json(c);
         doc["machine_choice"] = machine_choices_to_json(choices);
@@ -99,6 +133,10 @@ int run_compare(const CompareCliOptions& o) {
         for (const auto& e : c.explanations)
             add(e);
         fmt::print(stderr, "clprobe: regression beyond {:.0f}%: {}\n", o.threshold_pct, names);
+        if (c.baseline_runs < 2 && c.movement_known_from.empty() && !c.driver)
+            fmt::print(stderr,
+                       "clprobe: A is a single pass and this machine's movement between runs is not known: these "
+                       "verdicts cannot separate a change from it (diagnose --passes 2 on each side)\n");
         return exit_code::regression;
     }
     return exit_code::ok;
@@ -131,6 +169,9 @@ CommandRunner add_compare_command(CLI::App& app) {
         ->allow_extra_args(false)
         ->take_all();
     cmd->add_flag("--json", opts->json, "Print the comparison as JSON");
+    cmd->add_option("--junit", opts->junit,
+                    "Also write the gate's verdicts as JUnit XML to FILE: a test case for the machine, each headline "
+                    "metric and each workload, failed where --fail-on-regression fails");
     cmd->add_flag("-v,--verbose", opts->verbose, "List every paired metric");
     return [opts] { return run_compare(*opts); };
 }

@@ -17,6 +17,7 @@
 #include "cli/diagnose_prebuild.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/launch_env.hpp"
+#include "cli/movement_cache.hpp"
 #include "cli/report_outputs.hpp"
 #include "core/atomic_file.hpp"
 #include "core/clock.hpp"
@@ -79,7 +80,14 @@ struct DiagnoseOptions {
     // --price-per-hour, --watts-price: recorded in the report's options; the cost per million
     // steps or tokens is derived from them and the measured figures (core/cost_model.hpp).
     Prices prices;
+    // --passes N: the probes run N times, one whole pass after another, each pass kept in the
+    // report, so one run shows how far this machine's figures move between runs (compare's gate).
+    int passes = 1;
 };
+
+// More passes than this would repeat a run of minutes for little more than the spread 3 to 5
+// passes already measure; a typo (--passes 100) is refused before anything runs.
+constexpr int max_passes = 10;
 
 nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
     // Shapes as given (0 = the mode's default); each workload probe records the shape it used.
@@ -101,7 +109,8 @@ nlohmann::json options_json(const DiagnoseOptions& o, const RunOptions& run) {
                           {"probes", run.selection.only},
                           {"skip", run.selection.skip},
                           // Whether device probes ran in processes of their own (false: --no-isolation).
-                          {"isolation", !o.no_isolation}};
+                          {"isolation", !o.no_isolation},
+                          {"passes", o.passes}};
     record_prices(out, o.prices);
     return out;
 }
@@ -221,6 +230,73 @@ void keep_ceilings(const DiagnoseOptions& o, const SelectedDevice& selected, con
         Log::warn("the ceilings were not cached for trace: {}", problem);
 }
 
+struct PassSetting {
+    const DiagnoseOptions& options;
+    const RunOptions& run;
+    const SelectedDevice& selected;
+    DeviceSession* session;
+    std::chrono::steady_clock::time_point started;
+};
+
+struct PassOutcome {
+    std::vector<ProbeResult> results;
+    std::optional<MachineDrift> drift;
+};
+
+// One pass of the selected probes. Each pass has its own drift monitor, so each pass's probes are
+// judged against the reference timed around them; the kernels are built ahead in the first pass
+// only (the later passes find them in the driver's and clprobe's caches).
+PassOutcome run_pass(const ProbeList& probes, const RunServices& services, const PassSetting& p,
+                     ProgressDisplay& progress, bool prebuild) {
+    const std::unique_ptr<DriftMonitor> drift = make_drift_monitor(p.session, p.run, p.started);
+    RunnerHooks hooks = drift ? with_drift_checks(progress.hooks(), *drift) : progress.hooks();
+    if (p.session && prebuild) {
+        const DeviceListing& listing = p.selected.catalog.listings[p.selected.index];
+        const bool show = !p.options.quiet && ::isatty(STDERR_FILENO);
+        hooks.on_plan = with_prebuild(
+            std::move(hooks.on_plan), *p.session, p.run,
+            {fmt::format("{}:{}", listing.platform_index, listing.device_index), p.options.kernel_dir, show});
+    }
+    PassOutcome out;
+    out.results = run_probes(probes, services, p.run, hooks);
+    if (drift) out.drift = drift->drift();
+    return out;
+}
+
+// Passes 2..N of --passes N, each whole, one after another (the machine's movement between runs
+// shows only between whole passes: a probe repeated at once meets the same state of the machine).
+// An interrupt ends them with the pass it stopped, marked incomplete.
+std::vector<RunPass> further_passes(const ProbeList& probes, const RunServices& services, const PassSetting& p,
+                                    ProgressDisplay& progress, const RunReport& first) {
+    std::vector<RunPass> out;
+    for (int number = 2; number <= p.options.passes && !interrupt_requested(); ++number) {
+        if (!p.options.quiet && ::isatty(STDERR_FILENO))
+            fmt::print(stderr, "pass {} of {}\n", number, p.options.passes);
+        RunPass pass;
+        pass.number = number;
+        pass.device = first.device ? first.device->name : std::string("no device");
+        pass.started_at = utc_timestamp();
+        const auto pass_started = std::chrono::steady_clock::now();
+        PassOutcome outcome = run_pass(probes, services, p, progress, /*prebuild=*/false);
+        pass.results = std::move(outcome.results);
+        pass.drift = std::move(outcome.drift);
+        pass.wall_seconds = seconds_since(pass_started);
+        pass.complete = !interrupt_requested();
+        out.push_back(std::move(pass));
+    }
+    return out;
+}
+
+// A run of several passes leaves the movement it measured between them for later single-pass
+// comparisons of this host and device (cli/movement_cache.hpp): only from a whole run of the
+// shipped kernels. A run beside other work keeps it too, said so where it is used: that is the
+// movement this machine has where it runs its gates.
+void keep_movement(const DiagnoseOptions& o, const RunReport& report) {
+    if (report.passes.empty() || !report.complete || !o.kernel_dir.empty()) return;
+    if (const std::string problem = save_known_movement(report); !problem.empty())
+        Log::warn("the movement between passes was not kept for compare: {}", problem);
+}
+
 RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const DeviceSession* session,
                         const SelectedDevice& selected) {
     RunReport report;
@@ -286,16 +362,6 @@ int run_diagnose(DiagnoseOptions o) {
     if (std::find(run.layers.begin(), run.layers.end(), "system") != run.layers.end())
         activity = std::make_unique<ActivityMonitor>();
     const ProbeList probes = make_builtin_probes();
-    // A fixed reference timed before each device probe: how far the machine itself drifted.
-    const std::unique_ptr<DriftMonitor> drift = make_drift_monitor(session.get(), run, started);
-    RunnerHooks hooks = drift ? with_drift_checks(progress.hooks(), *drift) : progress.hooks();
-    // The kernels the plan's probes build, built ahead and in parallel (cli/diagnose_prebuild).
-    if (session) {
-        const DeviceListing& listing = selected.catalog.listings[selected.index];
-        hooks.on_plan = with_prebuild(std::move(hooks.on_plan), *session, run,
-                                      {fmt::format("{}:{}", listing.platform_index, listing.device_index), o.kernel_dir,
-                                       !o.quiet && ::isatty(STDERR_FILENO)});
-    }
     // Ctrl-C or SIGTERM ends the current probe at its next stop point; the report of what
     // finished is still written, marked incomplete. A second signal terminates at once.
     const ScopedInterruptHandlers interrupt_handlers(interrupt_action());
@@ -308,21 +374,29 @@ int run_diagnose(DiagnoseOptions o) {
                                const std::function<void(ProbeResult)>& finished) {
             return isolator->run_batch(batch, earlier, {starting, finished});
         };
-    report.results = run_probes(probes, services, run, hooks);
-    if (drift) report.drift = drift->drift();
+    const PassSetting setting{o, run, selected, session.get(), started};
+    PassOutcome first = run_pass(probes, services, setting, progress, /*prebuild=*/true);
+    report.results = std::move(first.results);
+    report.drift = std::move(first.drift);
+    report.passes = further_passes(probes, services, setting, progress, report);
     report.launch = launch_context(launcher, turn.get());
     report.wall_seconds = seconds_since(started);
     report.complete = !interrupt_requested();
     analyze(report);
     write_outputs(o, run, report);
     keep_ceilings(o, selected, report);
+    keep_movement(o, report);
     if (interrupt_requested()) {
         Log::warn("interrupted: the report covers the probes that finished");
         return 128 + interrupt_signal();  // the shell's convention for a death by signal
     }
-    const bool lost_probe = std::any_of(report.results.begin(), report.results.end(), [](const ProbeResult& r) {
-        return r.status == ProbeStatus::crashed || r.status == ProbeStatus::timed_out;
-    });
+    const auto lost = [](const std::vector<ProbeResult>& results) {
+        return std::any_of(results.begin(), results.end(), [](const ProbeResult& r) {
+            return r.status == ProbeStatus::crashed || r.status == ProbeStatus::timed_out;
+        });
+    };
+    const bool lost_probe = lost(report.results) || std::any_of(report.passes.begin(), report.passes.end(),
+                                                                [&](const RunPass& p) { return lost(p.results); });
     return lost_probe ? exit_code::probe_crashed : exit_code::ok;
 }
 
@@ -405,6 +479,13 @@ CommandRunner add_diagnose_command(CLI::App& app) {
         ->check(CLI::NonNegativeNumber)
         ->group(cost_group);
     cmd->footer("Probe ids: " + text::sentence_list(builtin_probe_ids(), ", "));
+    cmd->add_option("--passes", opts->passes,
+                    fmt::format("Run the probes N times, one whole pass after another, and keep every pass: one "
+                                "report then carries how far figures move between runs, which compare and "
+                                "--fail-on-regression use (1 to {})",
+                                max_passes))
+        ->check(CLI::Range(1, max_passes))
+        ->capture_default_str();
     cmd->add_flag("-v,--verbose", opts->verbose, "Show every measurement and the rules that could not run");
     cmd->add_flag("-q,--quiet", opts->quiet, "No progress or warnings on stderr");
     return [opts, layers] {

@@ -67,6 +67,24 @@ Measurement make_measurement(std::string metric, std::string unit, Labels labels
     return m;
 }
 
+RunReport pass_as_report(const RunReport& report, const RunPass& pass) {
+    RunReport out;
+    out.tool_version = report.tool_version;
+    out.provenance = report.provenance;
+    out.created_at = pass.started_at;
+    out.command_line = report.command_line;
+    out.options = report.options;
+    out.host = report.host;
+    out.device = report.device;
+    if (out.device) out.device->name = pass.device;
+    out.results = pass.results;
+    out.complete = pass.complete;
+    out.wall_seconds = pass.wall_seconds;
+    out.launch = report.launch;
+    out.drift = pass.drift;
+    return out;
+}
+
 const Measurement* find_measurement(const ProbeResult& result, std::string_view metric, const Labels& labels) {
     for (const auto& m : result.measurements)
         if (m.metric == metric && labels_contain(m.labels, labels)) return &m;

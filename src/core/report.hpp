@@ -138,6 +138,19 @@ struct LaunchContext {
     double turn_wait_seconds = 0;   // time spent waiting for the node
 };
 
+// A further pass of the same probes in one run (`diagnose --passes N`, N >= 2): its results as
+// measured, so one report carries how far this machine's figures move between passes, as separate
+// runs would show it. The report's own results are pass 1; its findings are pass 1's.
+struct RunPass {
+    int number = 2;          // 2..N, in the order they ran
+    std::string device;      // the device it ran on, by name: compare refuses a pass of another
+    std::string started_at;  // UTC, ISO 8601
+    double wall_seconds = 0;
+    bool complete = true;  // false when the run was interrupted during this pass
+    std::vector<ProbeResult> results;
+    std::optional<MachineDrift> drift;  // the reference timed before each of this pass's device probes
+};
+
 struct RunReport {
     static constexpr std::string_view schema_id = "clprobe.report";
     static constexpr int current_schema_version = 1;
@@ -161,7 +174,13 @@ struct RunReport {
     // The reference timed before each device probe (core/drift_facts.hpp); absent when no device
     // layer ran, and in reports written before it was measured.
     std::optional<MachineDrift> drift;
+    // Passes 2..N of `diagnose --passes N`; empty for a run of one pass (and reports written before).
+    std::vector<RunPass> passes;
 };
+
+// One pass of `report` as a report of its own: the header (host, device, options) of `report`,
+// the pass's results and drift. What compare holds as a further run of the same machine and build.
+RunReport pass_as_report(const RunReport& report, const RunPass& pass);
 
 // Builds a measurement from raw samples, summarising them.
 Measurement make_measurement(std::string metric, std::string unit, Labels labels, std::vector<double> samples,

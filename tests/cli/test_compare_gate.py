@@ -1,16 +1,17 @@
-"""`compare --fail-on-regression` as CI uses it, on real runs of this machine (PoCL).
+"""`compare --fail-on-regression` as CI uses it, on real runs of this machine (PoCL): one command per
+side, `diagnose --passes 2`.
 
 Quick runs restricted to the kernel layer and memory-level GLM and decode shapes (the GLM matrix and
-the KV cache at least 4x the last cache, where this machine's runs move least): a baseline run three times
-(the second and third are `--baseline-repeat`s, which measure how far figures move between runs of
-one build), then twice each (the second run a `--candidate-repeat`: a difference counts only when
-both runs show it) the same machine again, one compute unit fewer (POCL_MAX_PTHREAD_COUNT=1, where
-the device has two or more), and a planted slower GLM kernel (an edited copy of
-kernels/glm/gradient.cl run with --kernel-dir). The gate must pass the same machine, fail on the lost
-compute unit naming the compute units and the ceilings, and fail on the planted kernel naming the GLM
-metrics and no other workload's. The drift model (docs/report-schema.md, "Machine drift", "Movement
-between runs" and "Repeats of B") is what makes the first two hold on a machine whose throughput
-switches state; the cross-driver case is in test_second_driver.py.
+the KV cache at least 4x the last cache, where this machine's runs move least), each of two passes
+(docs/report-schema.md, "Passes": compare holds A's second pass as a repeat of A, which measures how
+far figures move between runs of one build, and B's as a repeat of B, so a difference counts only
+when both of B's passes show it): a baseline, then the same machine again, one compute unit fewer
+(POCL_MAX_PTHREAD_COUNT=1, where the device has two or more), and a planted slower GLM kernel (an
+edited copy of kernels/glm/gradient.cl run with --kernel-dir). The gate must pass the same machine,
+fail on the lost compute unit naming the compute units and the ceilings, and fail on the planted
+kernel naming the GLM metrics and no other workload's. The drift model (docs/report-schema.md,
+"Machine drift", "Movement between runs" and "Repeats of B") is what makes the first two hold on a
+machine whose throughput switches state; the cross-driver case is in test_second_driver.py.
 """
 import os
 import shutil
@@ -47,8 +48,7 @@ ATTN_HEADS, HEAD_DIM = 4, 64
 SHAPES = ("--glm-rows", str(memory_level(65536, GLM_COLS * 4)), "--glm-cols", str(GLM_COLS), "--glm-batch", "16384",
           "--attn-seq", "64", "--attn-heads", str(ATTN_HEADS), "--attn-head-dim", str(HEAD_DIM), "--attn-kv-len",
           str(memory_level(4096, ATTN_HEADS * HEAD_DIM * 2 * 4)))  # K and V of fp32, attention::kv_len_step
-REPEATS = ("base2", "base3")  # further runs of the baseline: the movement between runs of one build
-CANDIDATE_RUNS = 2  # runs of each B: a difference counts only when each shows it (--candidate-repeat)
+PASSES = 2  # per side: the gate of one command per side (diagnose --passes 2)
 
 _runs = {}
 _load_before = os.getloadavg()[0]  # before any run of this test
@@ -82,8 +82,8 @@ def planted_kernels():
 def diagnose(name, *extra, env=None):
     if name not in _runs:
         path = os.path.join(temp_dir(), f"{name}.json")
-        r = run("diagnose", "--quick", "--layers", "kernel", "--workloads", "glm,attention", *SHAPES, *extra, "--json",
-                path, env=env, timeout=900)
+        r = run("diagnose", "--quick", "--layers", "kernel", "--workloads", "glm,attention", *SHAPES, "--passes",
+                str(PASSES), *extra, "--json", path, env=env, timeout=1200)
         expect(r.rc == 0, f"diagnose {name} exited {r.rc}", r)
         with open(path) as f:
             doc = load_json(f.read(), r)
@@ -98,21 +98,15 @@ def diagnose(name, *extra, env=None):
 
 
 def baseline():
-    """The baseline run and its repeats, as `compare` arguments after A."""
+    """The baseline run, its passes the movement between runs; no further runs as compare arguments."""
     base, doc = diagnose("base")
-    repeats = []
-    for name in REPEATS:
-        repeats += ["--baseline-repeat", diagnose(name)[0]]
-    return base, doc, repeats
+    return base, doc, []
 
 
 def candidate(name, *extra, env=None):
-    """B's runs: the first, then `--candidate-repeat` arguments for the others; the first's document."""
+    """B's run (its second pass confirms the first), its document, and no further runs."""
     path, doc = diagnose(name, *extra, env=env)
-    more = []
-    for k in range(2, CANDIDATE_RUNS + 1):
-        more += ["--candidate-repeat", diagnose(f"{name}{k}", *extra, env=env)[0]]
-    return path, doc, more
+    return path, doc, []
 
 
 def gate(a, repeats, b, b_repeats):
@@ -140,8 +134,8 @@ def test_same_machine_twice_passes():
     base, _, repeats = baseline()
     again, _, more = candidate("again")
     g, doc = gate(base, repeats, again, more)
-    expect(doc["baseline_runs"] == 1 + len(REPEATS), f"the repeats were not used: {doc['baseline_runs']}")
-    expect(doc["candidate_runs"] == CANDIDATE_RUNS, f"B's repeats were not used: {doc['candidate_runs']}")
+    expect(doc["baseline_runs"] == PASSES, f"A's passes were not used: {doc['baseline_runs']}")
+    expect(doc["candidate_runs"] == PASSES, f"B's passes were not used: {doc['candidate_runs']}")
     moved = called(doc)
     expect(g.rc == 0, f"the gate failed two runs of one machine: {[m['metric'] for m in moved]}", g)
     expect(doc["machine"]["regressed"] is False, f"a machine shift between two runs: {doc['machine']['text']}")

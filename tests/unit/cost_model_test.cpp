@@ -6,6 +6,7 @@
 #include "compare/machine_choice.hpp"
 #include "core/cost_model.hpp"
 #include "json/machine_choice_json.hpp"
+#include "json/report_json.hpp"
 #include "render/machine_choice_html.hpp"
 
 using namespace clprobe;
@@ -179,4 +180,23 @@ TEST_CASE("machine choice views: Markdown and HTML carry the rows, the choices a
     CHECK_THAT(html, Catch::Contains("<p class=warn>cheapest rests on the others: &lt;b&gt; left out"));
     CHECK(render_machine_choices_markdown({}).empty());
     CHECK(render_machine_choices_html({}).empty());
+}
+
+TEST_CASE("report JSON: the cost a dashboard reads is written beside the price, and not read back", "[cost][json]") {
+    const nlohmann::json j = report_to_json(glm_report(3.6, std::nullopt, true));
+    REQUIRE(j.contains("economics"));
+    REQUIRE(j.at("economics").size() == 1);
+    const auto& e = j.at("economics")[0];
+    CHECK(e.at("workload") == "glm");
+    CHECK(e.at("pipeline") == "glm.pipeline");
+    CHECK(e.at("variant") == "resident");
+    CHECK(e.at("cost_per_million").get<double>() == Approx(10));
+    CHECK(e.at("joules_per_step").get<double>() == Approx(0.6));
+    // Without a price: the throughput, and a null cost with the reason.
+    const auto free = report_to_json(glm_report(std::nullopt, std::nullopt, false)).at("economics")[0];
+    CHECK(free.at("cost_per_million").is_null());
+    CHECK(free.at("throughput").get<double>() == Approx(100));
+    CHECK_FALSE(free.at("cost_basis").get<std::string>().empty());
+    // No workload pipeline: no block.
+    CHECK_FALSE(report_to_json(RunReport{}).contains("economics"));
 }

@@ -1,0 +1,173 @@
+"""One command per side: `diagnose --passes N` keeps every pass in one report, `compare` reads a
+report's further passes as repeats of its side, a run of several passes leaves the machine's
+movement for later single-pass comparisons, and `compare --junit FILE` writes the gate's verdicts as
+JUnit XML, failed exactly where --fail-on-regression fails. Small shapes: the kernel layer's FMA
+ceiling and the GLM gradient on a small matrix (the gate's own cases are test_compare_gate.py)."""
+import copy
+import glob
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import jsonschema
+
+from clitest import SOURCE_DIR, expect, load_json, main, run, temp_dir
+
+SMALL = ("--quick", "--layers", "kernel", "--workloads", "glm", "--probes", "kernel.compute.fp32,glm.gradient",
+         "--glm-rows", "32768", "--glm-cols", "16")
+_cache = temp_dir()  # XDG_CACHE_HOME of every run here: the movement each leaves stays in it
+_runs = {}
+
+
+def diagnose(name, *extra):
+    if name not in _runs:
+        path = os.path.join(temp_dir(), f"{name}.json")
+        r = run("diagnose", *SMALL, *extra, "--json", path, env={"XDG_CACHE_HOME": _cache}, timeout=600)
+        expect(r.rc == 0, f"diagnose {name}", r)
+        with open(path) as f:
+            _runs[name] = (path, load_json(f.read(), r))
+    return _runs[name]
+
+
+def compare(*args, cache=_cache):
+    return run("compare", *args, env={"XDG_CACHE_HOME": cache})
+
+
+def ids(results):
+    return [p["id"] for p in results]
+
+
+def write_json(doc):
+    path = os.path.join(temp_dir(), "edited.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def slower_glm(doc, factor):
+    """The report with every GLM gradient time of every pass multiplied by `factor` (its rates
+    divided): a kernel planted slower in every pass, as a real slower build reads."""
+    out = copy.deepcopy(doc)
+    for results in [out["results"]] + [p["results"] for p in out.get("passes", [])]:
+        for probe in results:
+            if probe["id"] != "glm.gradient":
+                continue
+            for m in probe["measurements"]:
+                if m["timer"] == "none" or not m["metric"].startswith("glm.gradient"):
+                    continue
+                scale = 1 / factor if m["higher_is_better"] else factor
+                m["samples"] = [v * scale for v in m["samples"]]
+                for k in ("min", "median", "max", "mean", "stddev", "ci95_low", "ci95_high"):
+                    m["summary"][k] *= scale
+    return out
+
+
+def test_two_passes_in_one_report():
+    path, doc = diagnose("a", "--passes", "2")
+    with open(os.path.join(SOURCE_DIR, "docs", "report.schema.json")) as f:
+        jsonschema.validate(doc, json.load(f))
+    expect(doc["options"]["passes"] == 2, f"options.passes: {doc['options'].get('passes')}")
+    expect(len(doc["passes"]) == 1 and doc["passes"][0]["pass"] == 2, f"passes: {len(doc.get('passes', []))}")
+    second = doc["passes"][0]
+    expect(second["device"] == doc["device"]["name"], f"pass 2 ran on {second['device']}")
+    expect(ids(second["results"]) == ids(doc["results"]), f"pass 2 ran {ids(second['results'])}")
+    expect(all(p["status"] == "ok" for p in second["results"]), "a probe of pass 2 is not ok")
+    expect(second["complete"] is True and second["wall_seconds"] > 0, "pass 2 not complete or untimed")
+    notes = [t for t in doc["trust_notes"] if t["id"] == "trust.between_passes"]
+    expect(notes and "2 passes of the probes" in notes[0]["text"], f"no between-passes trust note: {notes}")
+    # The single-pass run has neither.
+    _, single = diagnose("single")
+    expect("passes" not in single and single["options"]["passes"] == 1, "a single pass wrote passes")
+    expect(not any(t["id"] == "trust.between_passes" for t in single["trust_notes"]), "single pass: passes note")
+
+
+def test_compare_reads_passes_as_repeats():
+    a, _ = diagnose("a", "--passes", "2")
+    b, _ = diagnose("b", "--passes", "2")
+    r = compare(a, b, "--json")
+    expect(r.rc == 0, "compare", r)
+    doc = load_json(r.stdout, r)
+    expect(doc["baseline_runs"] == 2 and doc["candidate_runs"] == 2,
+           f"runs of A {doc['baseline_runs']}, of B {doc['candidate_runs']}: the passes were not used")
+    expect(doc["movement_known_from"] is None, "measured movement called known")
+    text = compare(a, b)
+    expect("2 runs of A (its passes and repeats)" in text.stdout, "the text does not say A's runs", text)
+    # An explicit repeat adds to the passes.
+    single, _ = diagnose("single")
+    r = compare(a, b, "--baseline-repeat", single, "--json")
+    expect(load_json(r.stdout, r)["baseline_runs"] == 3, "a --baseline-repeat beside passes", r)
+
+
+def test_single_passes_use_the_known_movement_or_say_they_cannot():
+    diagnose("a", "--passes", "2")  # leaves the movement in _cache
+    kept = glob.glob(os.path.join(_cache, "clprobe", "movement", "*.json"))
+    expect(len(kept) == 1, f"movement kept: {kept}")
+    single, _ = diagnose("single")
+    r = compare(single, single, "--json")
+    known = load_json(r.stdout, r)["movement_known_from"]
+    expect(known and "2-pass diagnose of this device" in known, f"movement_known_from: {known}", r)
+    expect("A is a single pass; each band is at least" in compare(single, single).stdout, "text says nothing")
+    empty = temp_dir()
+    r = compare(single, single, "--json", cache=empty)
+    expect(load_json(r.stdout, r)["movement_known_from"] is None, "a movement known from an empty cache", r)
+    t = compare(single, single, cache=empty)
+    expect("These verdicts cannot separate a change from the machine's own movement" in t.stdout,
+           "no caveat for single passes", t)
+
+
+def junit(*args):
+    out = os.path.join(temp_dir(), "gate.xml")
+    r = compare(*args, "--fail-on-regression", "--junit", out)
+    expect(os.path.exists(out), "no JUnit file", r)
+    root = ET.parse(out).getroot()
+    suites = root.findall("testsuite")
+    expect(root.tag == "testsuites" and len(suites) == 1, f"JUnit shape: {root.tag}, {len(suites)} suites")
+    cases = suites[0].findall("testcase")
+    failed = [c for c in cases if c.find("failure") is not None]
+    expect(int(suites[0].get("tests")) == len(cases) and int(suites[0].get("failures")) == len(failed),
+           "the suite's counts do not match its test cases")
+    return r, cases, failed
+
+
+def test_junit_fails_where_the_gate_fails():
+    a, doc_a = diagnose("a", "--passes", "2")
+    b, doc_b = diagnose("b", "--passes", "2")
+    r, cases, failed = junit(a, b)
+    expect((r.rc == 4) == bool(failed), f"gate exit {r.rc} with {len(failed)} failed test cases", r)
+    names = {(c.get("classname"), c.get("name")) for c in cases}
+    expect(("clprobe.workload", "glm.gradient") in names, f"no GLM test case: {sorted(names)}")
+    expect(("clprobe.headline", "kernel.peak.fp32") in names, f"no FMA headline test case: {sorted(names)}")
+    # B's GLM kernel three times slower in both passes: the gate fails, and so does its test case.
+    slow = write_json(slower_glm(doc_b, 3.0))
+    r, cases, failed = junit(a, slow)
+    expect(r.rc == 4, "the gate passed a GLM three times slower", r)
+    # Named as the workload (its variants slower together) or by its headline; on a busy host some
+    # variants' figures are not judged and the headline alone can carry it.
+    glm = [c for c in failed if c.get("name").startswith("glm.")]
+    expect(glm and all(c.find("failure").get("message") for c in glm),
+           f"no GLM test case failed: {[c.get('name') for c in failed]}")
+    others = [c.get("name") for c in failed if c.get("classname") != "clprobe.machine" and c not in glm]
+    expect(not others, f"another figure failed beside the planted one: {others}")
+
+
+def test_bad_passes_and_outputs():
+    for n in ("0", "11", "x"):
+        r = run("diagnose", "--passes", n)
+        expect(r.rc == 2 and "--passes" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+               f"--passes {n}: not one line and exit 2", r)
+    a, doc = diagnose("a", "--passes", "2")
+    merged = copy.deepcopy(doc)
+    merged["passes"][0]["device"] = "Another GPU"
+    r = compare(a, write_json(merged))
+    expect(r.rc == 2 and "pass 2 ran on Another GPU" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+           "a pass of another device is not refused in one line", r)
+    # An unwritable JUnit path fails before the reports are read (this one does not exist either).
+    r = compare(os.path.join(temp_dir(), "missing.json"), a, "--junit", "/nonexistent-dir/gate.xml")
+    expect(r.rc == 3 and "gate.xml" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+           "an unwritable --junit is not exit 3 in one line", r)
+
+
+if __name__ == "__main__":
+    main([test_two_passes_in_one_report, test_compare_reads_passes_as_repeats,
+          test_single_passes_use_the_known_movement_or_say_they_cannot, test_junit_fails_where_the_gate_fails,
+          test_bad_passes_and_outputs])
