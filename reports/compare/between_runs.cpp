@@ -29,6 +29,32 @@ std::string figure_key(std::string_view metric, const Labels& labels) {
 }
 
 std::optional<double> BetweenRunNoise::sigma_for(std::string_view metric, const Labels& labels) const {
+    const std::optional<double> known = known_floor ? known_floor->sigma_for(metric, labels) : std::nullopt;
+    const std::optional<double> measured = measured_sigma(metric, labels);
+    if (known && measured) return std::max(*known, *measured);
+    return measured ? measured : known;
+}
+
+std::map<std::string, double> BetweenRunNoise::family_sigmas() const {
+    std::map<std::string, double> out;
+    if (known_floor) out = known_floor->family_sigmas();
+    for (const auto& [family, f] : families)
+        if (f.ratios > 0) out[family] = std::max(out[family], f.sigma_log);
+    return out;
+}
+
+BetweenRunNoise with_known_movement(std::optional<BetweenRunNoise> measured, BetweenRunNoise known,
+                                    std::string known_from) {
+    BetweenRunNoise out = measured ? std::move(*measured) : BetweenRunNoise{};
+    if (!measured) out.runs = 1;
+    known.medians.clear();  // A's own runs are its baseline, never the earlier runs
+    known.bests.clear();
+    out.known_floor = std::make_shared<const BetweenRunNoise>(std::move(known));
+    out.known_from = std::move(known_from);
+    return out;
+}
+
+std::optional<double> BetweenRunNoise::measured_sigma(std::string_view metric, const Labels& labels) const {
     const auto fam = families.find(noise_family(metric));
     if (fam == families.end() || fam->second.ratios == 0) return std::nullopt;
     const double family_square = fam->second.sigma_log * fam->second.sigma_log;

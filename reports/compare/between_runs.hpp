@@ -6,6 +6,7 @@
 // two back-to-back runs of one build moved memory-level figures by up to 2.4x while each run's
 // spread was a few percent. Repeats measure that movement instead of guessing it.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,9 +58,12 @@ struct BetweenRunNoise {
     // machine does not set what B is held against.
     std::map<std::string, std::vector<double>> medians;
     std::map<std::string, std::vector<double>> bests;  // each run's faster-half median (best_and_gap)
-    // Empty when measured from the runs given to this comparison; otherwise where the movement was
-    // measured earlier ("a 3-pass diagnose of this device on ..."): A is then a single run, and
-    // medians and bests are empty.
+    // The movement between earlier separate runs of A's host, device and options (compare's
+    // movement cache), and where it was measured ("5 earlier runs of this device and options (...)");
+    // null and empty when none is known. Every sigma is at least its: passes of one run meet one
+    // state of the machine and can read narrower than separate runs move (a planted GLM kernel's run
+    // called a steady attention workload slower as a whole against two passes of one baseline).
+    std::shared_ptr<const BetweenRunNoise> known_floor;
     std::string known_from;
     // The median of the runs' medians of a figure, when every run measured it; nullopt otherwise.
     std::optional<double> baseline_median(std::string_view metric, const Labels& labels) const;
@@ -71,7 +75,19 @@ struct BetweenRunNoise {
     // expm1(z * sigma_for): the relative change the movement between runs reaches; nullopt when
     // the repeats measured no figure of that family.
     std::optional<double> band_for(std::string_view metric, const Labels& labels = {}) const;
+    // Each family's sigma, the larger of the measured and the known one where both exist.
+    std::map<std::string, double> family_sigmas() const;
+
+  private:
+    // The sigma measured in A's own runs alone (the weighing above), without the known floor.
+    std::optional<double> measured_sigma(std::string_view metric, const Labels& labels) const;
 };
+
+// `measured` (A's own runs: passes and repeats; nullopt when A is a single run) with every sigma at
+// least the known movement's, which says where it came from. A single run gets the known movement
+// alone (runs 1: A is its own baseline).
+BetweenRunNoise with_known_movement(std::optional<BetweenRunNoise> measured, BetweenRunNoise known,
+                                    std::string known_from);
 
 // Pure: pools ln(ratio)s into figures and families.
 BetweenRunNoise noise_from_log_ratios(const std::vector<LogRatio>& log_ratios, int runs);

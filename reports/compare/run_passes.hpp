@@ -1,8 +1,7 @@
 #pragma once
 // The passes of one run (`diagnose --passes N`, RunReport::passes) as compare uses them: each a
 // further run of the report's machine and build, and, pooled, how far its figures moved from one
-// pass to the next (the movement a single pass cannot show).
-#include <nlohmann/json.hpp>
+// pass to the next.
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,11 +21,5 @@ std::optional<std::string> foreign_pass(const RunReport& report);
 // How far the figures moved between the report's passes (pass 1 included); nullopt for a report
 // of one pass.
 std::optional<BetweenRunNoise> movement_between_passes(const RunReport& report);
-
-// The per-family and per-figure movement of `noise`, without the runs' own values (medians,
-// bests): what holds for later single runs of the same machine. Both ways; the reader throws
-// std::invalid_argument on a document of another shape.
-nlohmann::json movement_to_json(const BetweenRunNoise& noise);
-BetweenRunNoise movement_from_json(const nlohmann::json& j);
 
 }  // namespace clprobe

@@ -95,9 +95,10 @@ std::string between_runs_summary(const Comparison& c) {
     if (widest.empty()) widest = "none";
     if (c.baseline_runs > 1)
         return fmt::format(
-            "Between runs: {} runs of A (its passes and repeats) measured how far each family of figures moves from "
+            "Between runs: {} runs of A (its passes and repeats){} measured how far each family of figures moves from "
             "run to run; a band is at least {:g} times that movement (widest: {})\n",
-            c.baseline_runs, c.between_runs_z, widest);
+            c.baseline_runs, c.movement_known_from.empty() ? "" : ", and " + c.movement_known_from, c.between_runs_z,
+            widest);
     if (!c.movement_known_from.empty())
         return fmt::format(
             "Between runs: A is a single pass; each band is at least {:g} times the movement this machine's figures "

@@ -66,22 +66,24 @@ std::vector<RunReport> further_runs(const RunReport& of, const std::string& path
     return out;
 }
 
-// How far A's figures move between runs: measured from A's passes and repeats when it has any;
-// otherwise as the last diagnose --passes N of A's host and device measured it, when one is kept
-// (cli/movement_cache.hpp); otherwise unknown.
+// How far A's figures move between runs: measured from A's passes and repeats, and at least as far
+// as the last runs of A's host, device and options moved between each other when enough are kept
+// (cli/movement_cache.hpp); nullopt when neither is known.
 std::optional<BetweenRunNoise> movement_of(const RunReport& a, const std::vector<RunReport>& repeats,
                                            double threshold) {
+    std::optional<BetweenRunNoise> measured;
     if (!repeats.empty()) {
         std::vector<const RunReport*> runs{&a};
         for (const auto& r : repeats)
             runs.push_back(&r);
-        return measure_between_runs(runs, threshold);
+        measured = measure_between_runs(runs, threshold);
     }
     std::string why;
-    auto known = load_known_movement(a, why);
+    std::optional<BetweenRunNoise> known = load_known_movement(a, why);
     if (!why.empty()) Log::warn("the machine's known movement between runs is not used: {}", why);
-    if (!known) return std::nullopt;
-    return std::move(known->noise);
+    if (!known) return measured;
+    std::string from = known->known_from;
+    return with_known_movement(std::move(measured), std::move(*known), std::move(from));
 }
 
 int run_compare(const CompareCliOptions& o) {

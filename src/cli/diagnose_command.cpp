@@ -287,14 +287,13 @@ std::vector<RunPass> further_passes(const ProbeList& probes, const RunServices& 
     return out;
 }
 
-// A run of several passes leaves the movement it measured between them for later single-pass
-// comparisons of this host and device (cli/movement_cache.hpp): only from a whole run of the
-// shipped kernels. A run beside other work keeps it too, said so where it is used: that is the
-// movement this machine has where it runs its gates.
-void keep_movement(const DiagnoseOptions& o, const RunReport& report) {
-    if (report.passes.empty() || !report.complete || !o.kernel_dir.empty()) return;
-    if (const std::string problem = save_known_movement(report); !problem.empty())
-        Log::warn("the movement between passes was not kept for compare: {}", problem);
+// Every whole run of the shipped kernels leaves its first pass for later single-pass comparisons of
+// this host, device and options (cli/movement_cache.hpp), which hold their figures against the
+// movement between such runs.
+void keep_run_for_movement(const DiagnoseOptions& o, const RunReport& report) {
+    if (!report.complete || !o.kernel_dir.empty() || !report.device) return;
+    if (const std::string problem = remember_run(report); !problem.empty())
+        Log::warn("the run was not kept for compare's movement between runs: {}", problem);
 }
 
 RunReport report_header(const DiagnoseOptions& o, const RunOptions& run, const DeviceSession* session,
@@ -385,7 +384,7 @@ int run_diagnose(DiagnoseOptions o) {
     analyze(report);
     write_outputs(o, run, report);
     keep_ceilings(o, selected, report);
-    keep_movement(o, report);
+    keep_run_for_movement(o, report);
     if (interrupt_requested()) {
         Log::warn("interrupted: the report covers the probes that finished");
         return 128 + interrupt_signal();  // the shell's convention for a death by signal

@@ -197,8 +197,11 @@ def test_planted_slower_kernel_fails_naming_that_workload():
     expect(all(f.startswith(("glm.", "kernel.")) for f in families),
            f"another workload called slower as a whole: {sorted(families)}", g)
     expect("glm.gradient" in g.stderr, "the gate does not name the GLM metric", g)
+    # Another workload's single figures move as they do between two runs of one machine: no more of
+    # them called than the same-machine case allows (its 2%), and none failing the gate (above).
     others = [m["metric"] for m in called(doc) if m["metric"].startswith("attention.")]
-    expect(not others, f"another workload's metrics called different: {others}", g)
+    expect(len(others) < 0.02 * len(timed(doc)),
+           f"another workload's metrics called different: {others}, of {len(timed(doc))} timed figures", g)
     expect(doc["machine"]["regressed"] is False, f"the planted kernel read as a machine shift: {doc['machine']['text']}")
 
 

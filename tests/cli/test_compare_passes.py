@@ -1,6 +1,6 @@
 """One command per side: `diagnose --passes N` keeps every pass in one report, `compare` reads a
-report's further passes as repeats of its side, a run of several passes leaves the machine's
-movement for later single-pass comparisons, and `compare --junit FILE` writes the gate's verdicts as
+report's further passes as repeats of its side, every run leaves its first pass so that later
+single-pass comparisons hold their figures against the movement between earlier runs, and `compare --junit FILE` writes the gate's verdicts as
 JUnit XML, failed exactly where --fail-on-regression fails. Small shapes: the kernel layer's FMA
 ceiling and the GLM gradient on a small matrix (the gate's own cases are test_compare_gate.py)."""
 import copy
@@ -99,18 +99,25 @@ def test_compare_reads_passes_as_repeats():
 
 
 def test_single_passes_use_the_known_movement_or_say_they_cannot():
-    diagnose("a", "--passes", "2")  # leaves the movement in _cache
+    for name, extra in (("a", ("--passes", "2")), ("b", ("--passes", "2")), ("single", ()), ("single2", ())):
+        diagnose(name, *extra)  # each leaves its first pass in _cache: the same options but the pass count
     kept = glob.glob(os.path.join(_cache, "clprobe", "movement", "*.json"))
-    expect(len(kept) == 1, f"movement kept: {kept}")
+    expect(len(kept) == 1, f"runs kept in {len(kept)} files, not one: {kept}")
+    with open(kept[0]) as f:
+        runs = json.load(f)["runs"]
+    expect(len(runs) == 4 and not any("passes" in r for r in runs), f"{len(runs)} runs kept, passes in them")
     single, _ = diagnose("single")
-    r = compare(single, single, "--json")
+    single2, _ = diagnose("single2")
+    r = compare(single, single2, "--json")
     known = load_json(r.stdout, r)["movement_known_from"]
-    expect(known and "2-pass diagnose of this device" in known, f"movement_known_from: {known}", r)
-    expect("A is a single pass; each band is at least" in compare(single, single).stdout, "text says nothing")
+    # A itself is no earlier run: the other three are.
+    expect(known and known.startswith("3 earlier runs of this device and options"), f"movement_known_from: {known}",
+           r)
+    expect("A is a single pass; each band is at least" in compare(single, single2).stdout, "the text says nothing")
     empty = temp_dir()
-    r = compare(single, single, "--json", cache=empty)
+    r = compare(single, single2, "--json", cache=empty)
     expect(load_json(r.stdout, r)["movement_known_from"] is None, "a movement known from an empty cache", r)
-    t = compare(single, single, cache=empty)
+    t = compare(single, single2, cache=empty)
     expect("These verdicts cannot separate a change from the machine's own movement" in t.stdout,
            "no caveat for single passes", t)
 

@@ -1,7 +1,6 @@
 // One report of several passes (diagnose --passes N): the passes survive the JSON both ways and
-// are refused when out of order or of another device; compare reads them as repeats; their
-// movement, kept and read back, sets a later single-pass comparison's bands; the JUnit file fails
-// exactly where the gate does.
+// are refused when out of order or of another device; compare reads them as repeats; a known
+// movement sets a single-pass comparison's bands; the JUnit file fails exactly where the gate does.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -103,28 +102,16 @@ TEST_CASE("passes: their movement is measured, and a single pass has none", "[pa
     CHECK(moved->families.at("glm.gradient").sigma_log == Approx(std::log(1.2)).epsilon(0.01));
 }
 
-TEST_CASE("passes: a movement kept and read back gives the same bands, without the runs' values", "[passes][compare]") {
-    const auto moved = movement_between_passes(report_of({10, 12, 11}));
-    REQUIRE(moved);
-    const BetweenRunNoise back = movement_from_json(movement_to_json(*moved));
-    CHECK(back.runs == 3);
-    CHECK(back.medians.empty());
-    REQUIRE(back.band_for("glm.gradient.time", {{"layout", "row"}}));
-    CHECK(*back.band_for("glm.gradient.time", {{"layout", "row"}}) ==
-          Approx(*moved->band_for("glm.gradient.time", {{"layout", "row"}})));
-    nlohmann::json bad = movement_to_json(*moved);
-    bad["families"]["glm.gradient"]["sigma_log"] = -1;
-    CHECK_THROWS_AS(movement_from_json(bad), std::invalid_argument);
-    CHECK_THROWS_AS(movement_from_json(nlohmann::json::object()), std::invalid_argument);
-}
-
 TEST_CASE("passes: a single-pass A held against a known movement says so and still calls beyond it",
           "[passes][compare]") {
     const RunReport a = report_of({10}), b_same = report_of({11.5}), b_slow = report_of({20});
-    const auto moved = movement_between_passes(report_of({10, 12, 11}));
-    REQUIRE(moved);
-    BetweenRunNoise known = movement_from_json(movement_to_json(*moved));
-    known.known_from = "a 3-pass diagnose of this device on 2026-12-07T00:00:00Z";
+    // The movement of three earlier single runs, as the movement cache measures it: A is its own
+    // baseline, so the runs' medians are dropped.
+    const RunReport r1 = report_of({10}), r2 = report_of({12}), r3 = report_of({11});
+    const BetweenRunNoise known = with_known_movement(std::nullopt, measure_between_runs({&r1, &r2, &r3}, 0.05),
+                                                      "3 earlier runs of this device and options");
+    CHECK(known.runs == 1);
+    CHECK(known.medians.empty());
 
     // Alone, 15% slower with tight samples is called; inside the known movement it is not.
     CHECK(metric(compare_reports(a, b_same), "glm.gradient.time").verdict == Verdict::slower);
@@ -187,4 +174,53 @@ TEST_CASE("junit: a test case per headline and workload, failed exactly where th
     // Well formed as far as a regex can tell: every test case closed, one suite.
     CHECK(count(fail, "<testcase ") == count(fail, "</testcase>"));
     CHECK(count(fail, "<testsuite ") == 1);
+}
+
+TEST_CASE("gate: a share of a roof called slower fails nothing; the rate it divides does", "[passes][compare]") {
+    // Two GLM variants whose roofline fractions halved because B's roof doubled, their rates as A's.
+    const auto with_fraction = [](double fraction, double gbps) {
+        RunReport r = report_of({10, 10.1});
+        for (auto* results : {&r.results, &r.passes[0].results})
+            for (const char* layout : {"row", "col"}) {
+                results->at(0).measurements.push_back(make_measurement("glm.gradient.roofline_fraction", "fraction",
+                                                                       {{"layout", layout}}, tight(fraction),
+                                                                       TimerKind::device_profiling));
+                results->at(0).measurements.push_back(make_measurement(
+                    "glm.gradient.bandwidth", "GB/s", {{"layout", layout}}, tight(gbps), TimerKind::device_profiling));
+            }
+        return r;
+    };
+    const RunReport a = with_fraction(0.5, 20);
+    const auto noise = movement_between_passes(a);
+    CompareOptions o;
+    o.between_runs = &*noise;
+    const Comparison roof_moved = compare_reports(a, with_fraction(0.25, 20), o);
+    CHECK(metric(roof_moved, "glm.gradient.roofline_fraction").verdict == Verdict::slower);  // shown as measured
+    CHECK(roof_moved.family_regressions().empty());
+    CHECK_FALSE(roof_moved.regressed());
+    // The bandwidth itself halved: that is the workload, and it fails.
+    const Comparison slower = compare_reports(a, with_fraction(0.25, 10), o);
+    REQUIRE(slower.family_regressions().size() == 1);
+    CHECK(slower.regressed());
+}
+
+TEST_CASE("passes: every band is at least the known movement of earlier runs", "[passes][compare]") {
+    // A's two passes barely moved (1%); earlier separate runs moved 20%. B is 15% slower.
+    const RunReport a = report_of({10, 10.1}), b = report_of({11.5, 11.5});
+    const RunReport r1 = report_of({10}), r2 = report_of({12}), r3 = report_of({11});
+    const auto passes = movement_between_passes(a);
+    CompareOptions o;
+    o.between_runs = &*passes;
+    CHECK(metric(compare_reports(a, b, o), "glm.gradient.time").verdict == Verdict::slower);
+    const BetweenRunNoise both =
+        with_known_movement(passes, measure_between_runs({&r1, &r2, &r3}, 0.05), "3 earlier runs");
+    CHECK(both.runs == 2);
+    CHECK(*both.band_for("glm.gradient.time", {{"layout", "row"}}) >
+          *passes->band_for("glm.gradient.time", {{"layout", "row"}}));
+    o.between_runs = &both;
+    const Comparison c = compare_reports(a, b, o);
+    CHECK(metric(c, "glm.gradient.time").verdict == Verdict::within_noise);
+    CHECK(c.baseline_runs == 2);
+    CHECK(render_comparison_text(c, {}).find("2 runs of A (its passes and repeats), and 3 earlier runs") !=
+          std::string::npos);
 }
