@@ -25,7 +25,7 @@ bool starts_with(const std::string& s, const char* prefix) {
 
 void add_glm(std::vector<ProgramNeed>& out, const std::string& id, const DeviceInfo& device) {
     // glm/glm_device.cpp: the dense and CSR gradients in fp32, and fp64 where the device has it;
-    // the fit's Newton step in the data's precision (fp32 by default).
+    // the fit's Newton step in the data's precision (fp32 by default); reduced storage of X below.
     for (const bool fp64 : {false, true}) {
         if (fp64 && !device.fp64) continue;
         const std::string opts = glm::real_options(fp64);
@@ -35,6 +35,12 @@ void add_glm(std::vector<ProgramNeed>& out, const std::string& id, const DeviceI
         }
         if (id == "glm.fit" && !fp64) out.push_back({"glm/newton.cl", opts});
     }
+    // X in reduced storage: the gradients of every storage in one program, and the fit's Newton
+    // pass per storage.
+    if (id == "glm.gradient") out.push_back({"glm/storage.cl", ""});
+    if (id == "glm.fit")
+        for (const glm::Storage storage : glm::reduced_storages)
+            out.push_back({"glm/newton.cl", glm::newton_options(false, storage)});
 }
 
 }  // namespace

@@ -14,12 +14,29 @@
 // gpartial groups * p; xt holds tile_rows * pp REALs and wr 2 * tile_rows; group k takes rows
 // [k * rows_per_group, min(n, (k + 1) * rows_per_group)).
 //
-// Build with -D REAL=float (default) or -D REAL=double -D REAL_IS_DOUBLE.
+// Build with -D REAL=float (default) or -D REAL=double -D REAL_IS_DOUBLE. With -D REAL=float, X may
+// be held in reduced storage (probes/glm/glm_storage.hpp), widened to REAL as the tile is copied:
+// -D X_FP16 (half, vload_half), -D X_BF16 (ushort, as_float(u << 16)) or -D X_INT8 (char q: the
+// host passes s * beta as beta and scales the sums, H_jk by s_j s_k and g_j by s_j).
 
 #include "glm/real.clh"
 #define REAL8 CAT(REAL, 8)
 
-__kernel void newton_row(__global const REAL* restrict x, __global const REAL* restrict y,
+#if defined(X_FP16)
+#define XT half
+#define LOAD_X(i, ptr) vload_half(i, ptr)
+#elif defined(X_BF16)
+#define XT ushort
+#define LOAD_X(i, ptr) as_float((uint)(ptr)[i] << 16)
+#elif defined(X_INT8)
+#define XT char
+#define LOAD_X(i, ptr) ((REAL)(ptr)[i])
+#else
+#define XT REAL
+#define LOAD_X(i, ptr) ((ptr)[i])
+#endif
+
+__kernel void newton_row(__global const XT* restrict x, __global const REAL* restrict y,
                          __global const REAL* restrict beta, __global REAL* restrict hpartial,
                          __global REAL* restrict gpartial, __local REAL* xt, __local REAL* wr, uint n, uint p, uint pp,
                          uint rows_per_group, uint tile_rows, uint family) {
@@ -38,7 +55,7 @@ __kernel void newton_row(__global const REAL* restrict x, __global const REAL* r
         const uint rows = (uint)min((ulong)tile_rows, last - start);
         for (uint e = lid; e < tile_rows * pp; e += items) {
             const uint t = e / pp, c = e % pp;
-            xt[e] = (t < rows && c < p) ? x[(start + t) * p + c] : 0;
+            xt[e] = (t < rows && c < p) ? LOAD_X((start + t) * p + c, x) : 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint t = lid; t < tile_rows; t += items) {

@@ -1,6 +1,8 @@
 // glm.fit: IRLS / Newton fits of logistic and Poisson regression. Each pass accumulates
 // H = X^T W X and X^T (mu - y) on the device (kernels/glm/newton.cl); the host adds the groups in
 // double and solves the p x p system. The fitted beta must match a host fit in double precision.
+// The fit is repeated once with X held in each reduced storage (fp16, bf16, int8; fp32 sums), whose
+// beta must stay within glm::fit_tolerance of the same host fit on the full-precision X.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include "core/glm_facts.hpp"
 #include "core/stop_points.hpp"
 #include "glm/glm_device.hpp"
+#include "glm/glm_storage.hpp"
 #include "glm/glm_support.hpp"
 #include "probe_factories.hpp"
 
@@ -170,9 +173,50 @@ class FitProbe final : public Probe {
         const SumErrors sums = verify_pass(pass, d, family);
         record_passes(out, s, pass, ran, labels, config);
         const DeviceFit fit = record_fits(out, pass, ran, labels, config, settings, host);
-        return {{"family", to_string(family)},        {"device_iterations", fit.iterations},
-                {"host_iterations", host.iterations}, {"beta_error", fit.error},
-                {"newton_h_error", sums.h},           {"newton_g_error", sums.g}};
+        nlohmann::json stored = nlohmann::json::array();
+        for (const Storage storage : reduced_storages)
+            stored.push_back(stored_fit(out, s, d, family, storage, ran, settings, host));
+        return {{"family", to_string(family)},
+                {"device_iterations", fit.iterations},
+                {"host_iterations", host.iterations},
+                {"beta_error", fit.error},
+                {"newton_h_error", sums.h},
+                {"newton_g_error", sums.g},
+                {"storage", stored}};
+    }
+
+    // One fit with X in reduced storage (not timed): its Newton pass checked against the double
+    // sums over the decoded X, then its beta against the host fit on the full-precision X.
+    static nlohmann::json stored_fit(ProbeResult& out, DeviceSession& s, const Dataset& d, Family family,
+                                     Storage storage, const GlmRunShape& ran, const FitSettings& settings,
+                                     const FitResult& host) {
+        check_stop();
+        const std::string name = to_string(storage);
+        const StoredMatrix x = encode(d, storage);
+        DeviceData data = upload_stored(s, d, x, std::vector<double>(ran.cols, 0.0), 1);
+        NewtonPass pass(s, data, family);
+        const SumErrors sums = verify_pass(pass, decoded(d, x), family);
+        const DeviceFit fit = device_fit(pass, ran.rows, ran.cols, settings);
+        const double beta_err = max_abs_difference(fit.beta, host.beta);
+        if (!fit.converged || !(beta_err <= fit_tolerance(storage)))
+            throw VerificationError(fmt::format(
+                "{} fit on {} X: beta differs from the host fit on fp32 X by {:.3g} after {} iterations (allowed "
+                "{:.0e}{})",
+                to_string(family), name, beta_err, fit.iterations, fit_tolerance(storage),
+                fit.converged ? "" : ", not converged"));
+        const Labels labels{{"family", to_string(family)}, {"precision", name}, {"storage", name}};
+        out.measurements.push_back(make_measurement("glm.fit.iterations", "count", labels,
+                                                    {static_cast<double>(fit.iterations)}, TimerKind::none, false));
+        Measurement err =
+            make_measurement("glm.fit.error", "abs", labels, {std::max(beta_err, 1e-300)}, TimerKind::none, false);
+        err.note = fmt::format(
+            "max |beta_device - beta_host_double| with X stored in {}, against the host fit on "
+            "fp32 X (allowed {:.0e})",
+            name, fit_tolerance(storage));
+        out.measurements.push_back(std::move(err));
+        return {{"storage", name},          {"device_iterations", fit.iterations},
+                {"beta_error", beta_err},   {"beta_tolerance", fit_tolerance(storage)},
+                {"newton_h_error", sums.h}, {"newton_g_error", sums.g}};
     }
 };
 

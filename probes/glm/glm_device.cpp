@@ -18,6 +18,7 @@ namespace {
 constexpr const char* gradient_file = "glm/gradient.cl";
 constexpr const char* sparse_file = "glm/sparse.cl";
 constexpr const char* newton_file = "glm/newton.cl";
+constexpr const char* storage_file = "glm/storage.cl";
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t m) {
     return (v + m - 1) / m * m;
@@ -119,20 +120,48 @@ std::string real_options(bool fp64) {
     return fp64 ? "-D REAL=double -D REAL_IS_DOUBLE" : "-D REAL=float";
 }
 
+std::string newton_options(bool fp64, Storage storage) {
+    switch (storage) {
+        case Storage::fp16:
+            return "-D REAL=float -D X_FP16";
+        case Storage::bf16:
+            return "-D REAL=float -D X_BF16";
+        case Storage::int8:
+            return "-D REAL=float -D X_INT8";
+        case Storage::real:
+            break;
+    }
+    return real_options(fp64);
+}
+
+namespace {
+
+// The precision label: X's storage when reduced, else the REAL of the variant.
+std::string precision_of(const GradientVariant& v) {
+    if (v.storage != Storage::real) return to_string(v.storage);
+    return v.fp64 ? "fp64" : "fp32";
+}
+
+}  // namespace
+
 Labels GradientVariant::labels() const {
-    return {{"layout", layout == Layout::row ? "row" : "col"},
-            {"reduction", reduction == Reduction::local ? "local" : "atomic"},
-            {"passes", std::to_string(passes)},
-            {"vector", std::to_string(vector)},
-            {"wg", std::to_string(wg)},
-            {"precision", fp64 ? "fp64" : "fp32"},
-            {"format", format == Format::dense ? "dense" : "csr"}};
+    Labels out{{"layout", layout == Layout::row ? "row" : "col"},
+               {"reduction", reduction == Reduction::local ? "local" : "atomic"},
+               {"passes", std::to_string(passes)},
+               {"vector", std::to_string(vector)},
+               {"wg", std::to_string(wg)},
+               {"precision", precision_of(*this)},
+               {"format", format == Format::dense ? "dense" : "csr"}};
+    // Only reduced storage carries the label, so the variants measured before it keep their label
+    // sets (and match older reports in a comparison).
+    if (storage != Storage::real) out["storage"] = to_string(storage);
+    return out;
 }
 
 std::string GradientVariant::name() const {
-    if (format == Format::csr) return fmt::format("csr/wg{}/{}", wg, fp64 ? "fp64" : "fp32");
+    if (format == Format::csr) return fmt::format("csr/wg{}/{}", wg, precision_of(*this));
     return fmt::format("{}/{}/{}pass/v{}/wg{}/{}", layout == Layout::row ? "row" : "col",
-                       reduction == Reduction::local ? "local" : "atomic", passes, vector, wg, fp64 ? "fp64" : "fp32");
+                       reduction == Reduction::local ? "local" : "atomic", passes, vector, wg, precision_of(*this));
 }
 
 std::size_t gradient_groups(const DeviceInfo& info) {
@@ -157,6 +186,22 @@ DeviceData upload_dense(DeviceSession& s, const Dataset& d, Layout layout, bool 
         std::copy(d.y.begin(), d.y.end(), y.begin());
         out.y = filled(s, as_reals(y, fp64));
     }
+    work_buffers(s, out, beta, max_groups);
+    return out;
+}
+
+DeviceData upload_stored(DeviceSession& s, const Dataset& d, const StoredMatrix& x, const std::vector<double>& beta,
+                         std::size_t max_groups) {
+    if (x.n != d.n || x.p != d.p) throw std::invalid_argument("stored X and dataset differ in shape");
+    DeviceData out;
+    out.storage = x.storage;
+    out.n = d.n;
+    out.p = d.p;
+    out.ld = d.n;
+    out.x = filled(s, x.storage == Storage::int8 ? raw_bytes(x.bytes) : raw_bytes(x.halves));
+    out.y = filled(s, as_reals(d.y, false));
+    out.scales = x.scales;
+    out.scale = filled(s, raw_bytes(x.storage == Storage::int8 ? x.scales : std::vector<float>(d.p, 1.0f)));
     work_buffers(s, out, beta, max_groups);
     return out;
 }
@@ -218,12 +263,22 @@ class GradientLaunchBuilder {
         if (v_.fp64 && !info_.fp64) throw ProbeUnsupported("the device has no double precision (cl_khr_fp64)");
         if (v_.fp64 && v_.reduction == Reduction::atomic && !has_extension(info_, "cl_khr_int64_base_atomics"))
             throw ProbeUnsupported("fp64 atomics need cl_khr_int64_base_atomics");
+        if (v_.storage != data_.storage)
+            throw std::invalid_argument(fmt::format("{}: the device data holds X in another storage", v_.name()));
+        if (v_.storage != Storage::real && (v_.layout != Layout::row || v_.reduction != Reduction::local ||
+                                            v_.passes != 1 || v_.format != Format::dense || v_.fp64 ||
+                                            (v_.vector != 1 && v_.vector != 4 && v_.vector != 8 && v_.vector != 16)))
+            throw std::invalid_argument(fmt::format(
+                "{}: reduced storage of X runs row-major, fused, local reduction, fp32, vector 1, 4, 8 or 16 only",
+                v_.name()));
     }
 
     std::vector<Launch> build() {
         check_supported();
         if (v_.format == Format::csr)
             csr();
+        else if (v_.storage != Storage::real)
+            stored();
         else if (v_.layout == Layout::row)
             row();
         else
@@ -277,14 +332,33 @@ class GradientLaunchBuilder {
         reduce(items);
     }
 
-    void row() {
+    // Work-items of the row kernels: at least 32 rows each where n allows (the kernel takes rows
+    // eight at a time, one vector link function per block, and a work-item with a row or two spends
+    // its time zeroing and reducing its partial slice instead).
+    std::size_t row_items() const {
         const std::size_t wg = v_.wg;
-        // At least 32 rows per work-item where n allows: the kernel takes rows eight at a time
-        // (one vector link function per block), and a work-item with a row or two spends its
-        // time zeroing and reducing its partial slice instead.
         constexpr std::uint64_t min_rows_per_item = 32;
         const std::size_t wanted_groups = (n_ + min_rows_per_item * wg - 1) / (min_rows_per_item * wg);
-        const std::size_t items = std::clamp<std::size_t>(wanted_groups, 1, max_groups()) * wg;
+        return std::clamp<std::size_t>(wanted_groups, 1, max_groups()) * wg;
+    }
+
+    // X in reduced storage (storage.cl): the row kernel's partial sums, then reduce_stored, which
+    // applies int8's per-column scales.
+    void stored() {
+        need_partial_room();
+        const std::size_t items = row_items();
+        const std::string name = fmt::format("grad_stored_{}_v{}", to_string(v_.storage), v_.vector);
+        out_.push_back({with_args(s_.kernels().kernel(storage_file, name.c_str(), ""), data_.x, data_.y, data_.beta,
+                                  data_.scale, data_.partial, u32(n_), p_, u32((n_ + items - 1) / items), fam_),
+                        items, v_.wg});
+        per_coefficient(with_args(s_.kernels().kernel(storage_file, "reduce_stored", ""), data_.partial, data_.beta,
+                                  data_.scale, data_.g, u32(items), p_, static_cast<float>(inv_n_),
+                                  static_cast<float>(lambda_)));
+    }
+
+    void row() {
+        const std::size_t wg = v_.wg;
+        const std::size_t items = row_items();
         const cl_uint rows_per_item = u32((n_ + items - 1) / items);
         if (v_.reduction == Reduction::atomic) {
             zero_and_finalize({dense("grad_row_atomic", data_.g, u32(n_), p_, rows_per_item, fam_), items, wg});
@@ -370,6 +444,8 @@ double gradient_bytes(const GradientVariant& v, std::uint64_t rows, std::uint32_
     const double e = static_cast<double>(real_bytes(v.fp64)), n = static_cast<double>(rows);
     if (v.format == Format::csr)  // values and column indices, row pointers, y
         return static_cast<double>(nnz) * (e + 4) + (n + 1) * 4 + n * e;
+    if (v.storage != Storage::real)  // X at its stored size, fp32 y, the per-column scales once
+        return n * p * static_cast<double>(storage_bytes(v.storage)) + n * 4 + p * 4.0;
     const double x = n * p * e, y = n * e;
     // Two passes read X twice and write then read the residuals.
     return v.passes == 2 ? 2 * x + y + 2 * n * e : x + y;
@@ -407,13 +483,19 @@ NewtonPass::NewtonPass(DeviceSession& s, DeviceData& data, Family family) : s_(s
                                            local_bytes, info.local_mem_bytes));
     hpartial_ = make_buffer(s.context(), CL_MEM_READ_WRITE, groups_ * data.p * pp_ * e);
     gpartial_ = make_buffer(s.context(), CL_MEM_READ_WRITE, groups_ * data.p * e);
-    kernel_ = with_args(s.kernels().kernel(newton_file, "newton_row", real_options(data.fp64)), data.x, data.y,
-                        data.beta, hpartial_, gpartial_, cl::Local(tile_rows * pp_ * e), cl::Local(2 * tile_rows * e),
-                        u32(data.n), data.p, pp_, u32((data.n + groups_ - 1) / groups_), tile_rows, family_arg(family));
+    kernel_ =
+        with_args(s.kernels().kernel(newton_file, "newton_row", newton_options(data.fp64, data.storage)), data.x,
+                  data.y, data.beta, hpartial_, gpartial_, cl::Local(tile_rows * pp_ * e), cl::Local(2 * tile_rows * e),
+                  u32(data.n), data.p, pp_, u32((data.n + groups_ - 1) / groups_), tile_rows, family_arg(family));
 }
 
 void NewtonPass::set_beta(const std::vector<double>& beta) {
-    const auto bytes = as_reals(beta, data_.fp64);
+    // int8: eta = q_i . (s beta), so the kernel is given s beta.
+    std::vector<double> b = beta;
+    if (data_.storage == Storage::int8)
+        for (std::size_t j = 0; j < b.size(); ++j)
+            b[j] *= data_.scales.at(j);
+    const auto bytes = as_reals(b, data_.fp64);
     s_.queue().enqueueWriteBuffer(data_.beta, CL_TRUE, 0, bytes.size(), bytes.data());
 }
 
@@ -435,6 +517,12 @@ NewtonSums NewtonPass::read_sums() {
     for (std::uint32_t j = 0; j < p; ++j)
         for (std::uint32_t k = 0; k < j; ++k)
             out.h[std::size_t{j} * p + k] = out.h[std::size_t{k} * p + j];
+    if (data_.storage == Storage::int8)  // sums over q: H = S (Q^T W Q) S, g = S Q^T r
+        for (std::uint32_t j = 0; j < p; ++j) {
+            out.g[j] *= data_.scales[j];
+            for (std::uint32_t k = 0; k < p; ++k)
+                out.h[std::size_t{j} * p + k] *= static_cast<double>(data_.scales[j]) * data_.scales[k];
+        }
     return out;
 }
 

@@ -12,6 +12,7 @@
 #include "core/report.hpp"
 #include "glm/glm_memory.hpp"
 #include "glm/glm_model.hpp"
+#include "glm/glm_storage.hpp"
 
 namespace clprobe {
 class DeviceSession;
@@ -29,9 +30,14 @@ struct GradientVariant {
     std::size_t wg = 64;  // work-group size
     bool fp64 = false;
     Format format = Format::dense;
+    // X in fp16, bf16 or int8 (kernels/glm/storage.cl; fp32 arithmetic): dense, row-major, fused,
+    // local reduction, fp32 only, vector 1, 4, 8 or 16. Storage::real: X in the precision above.
+    Storage storage = Storage::real;
 
+    // Reduced storage adds the label storage=fp16|bf16|int8 and sets precision to the same name
+    // (so every precision=fp32 or fp64 lookup keeps meaning "X and arithmetic in that precision").
     Labels labels() const;
-    std::string name() const;  // "row/local/1pass/v8/wg64/fp32/dense"
+    std::string name() const;  // "row/local/1pass/v8/wg64/fp32/dense"; reduced: ".../wg64/fp16"
 };
 
 // Device copies of X (one layout, one precision), y, beta and the work buffers of a gradient.
@@ -39,12 +45,15 @@ struct DeviceData {
     Layout layout = Layout::row;
     Format format = Format::dense;
     bool fp64 = false;
-    std::uint64_t n = 0;   // rows
-    std::uint64_t ld = 0;  // column-major leading dimension (leading_dimension(n))
+    Storage storage = Storage::real;  // upload_stored(): X in reduced storage, the rest fp32
+    std::uint64_t n = 0;              // rows
+    std::uint64_t ld = 0;             // column-major leading dimension (leading_dimension(n))
     std::uint32_t p = 0;
     std::uint64_t nnz = 0;
     cl::Buffer x, y, beta, r, partial, g;
     cl::Buffer row_ptr, cols;        // CSR only
+    cl::Buffer scale;                // reduced storage: p floats (int8 scales, else ones)
+    std::vector<float> scales;       // int8: the host's copy of the scales (the Newton pass uses them)
     std::size_t partial_groups = 0;  // partial gradients the partial buffer has room for
 };
 
@@ -54,10 +63,15 @@ inline std::size_t real_bytes(bool fp64) {
 }
 // The program options of a precision.
 std::string real_options(bool fp64);
+// newton.cl's options for data in that precision or reduced storage (-D X_FP16, X_BF16, X_INT8).
+std::string newton_options(bool fp64, Storage storage);
 
 // Uploads `d` (rows [0, d.n)) in the given layout and precision; beta holds `beta`.
 DeviceData upload_dense(DeviceSession& s, const Dataset& d, Layout layout, bool fp64, const std::vector<double>& beta,
                         std::size_t max_groups);
+// Uploads X encoded in reduced storage (row-major), y, beta and the fp32 work buffers.
+DeviceData upload_stored(DeviceSession& s, const Dataset& d, const StoredMatrix& x, const std::vector<double>& beta,
+                         std::size_t max_groups);
 DeviceData upload_csr(DeviceSession& s, const CsrMatrix& m, const std::vector<float>& y, bool fp64,
                       const std::vector<double>& beta, std::size_t max_groups);
 // Work buffers for `rows` rows whose X and y the caller writes itself (the mini-batch pipeline).
@@ -95,7 +109,7 @@ double gradient_bytes(const GradientVariant& v, std::uint64_t rows, std::uint32_
 double gradient_working_set(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz);
 double gradient_flops(const GradientVariant& v, std::uint64_t rows, std::uint32_t p, std::uint64_t nnz);
 
-// One Newton pass on row-major data (fp32 or fp64): the unnormalised sums H = X^T W X and
+// One Newton pass on row-major data (fp32, fp64, or X in reduced storage): the unnormalised sums H = X^T W X and
 // g = X^T (mu - y) at data.beta, added over the work-groups in double on the host.
 class NewtonPass {
   public:

@@ -28,6 +28,11 @@ Footprint data_footprint(const DataShape& s) {
         f.add(uploaded(saturating_product({n, e})));                          // y
         f.add(uploaded(saturating_product({n + 1, sizeof(std::uint32_t)})));  // row pointers
         f.add(uploaded(saturating_product({nnz, sizeof(std::uint32_t)})));    // column indices
+    } else if (s.storage != Storage::real) {  // upload_stored(): row-major X in reduced storage
+        ld = n;                               // no column-major padding
+        f.add(uploaded(saturating_product({n, p, storage_bytes(s.storage)})));  // X
+        f.add(uploaded(saturating_product({n, e})));                            // y
+        f.add(uploaded(saturating_product({p, e})));                            // per-column scales
     } else {  // upload_dense(): the column-major layout pads every column to ld rows
         const std::uint64_t stored = s.layout == Layout::col ? ld : n;
         f.add(uploaded(saturating_product({stored, p, e})));  // X

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/device_footprint.hpp"
+#include "glm/glm_storage.hpp"
 
 namespace clprobe::glm {
 
@@ -38,6 +39,9 @@ struct DataShape {
     bool fp64 = false;
     double density = 0;      // CSR only: non-zeros per row = csr_nonzeros_per_row(cols, density)
     std::size_t groups = 0;  // work-groups the partial buffer has room for (gradient_groups)
+    // Dense row-major only: X in fp16, bf16 or int8 (with p float scales; fp16 and bf16 get p ones),
+    // the rest in fp32 (upload_stored()). Storage::real: X in fp32 or fp64 by `fp64`.
+    Storage storage = Storage::real;
 };
 
 Footprint data_footprint(const DataShape& shape);

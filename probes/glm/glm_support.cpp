@@ -61,4 +61,15 @@ double verify_gradient(const std::string& what, const std::vector<double>& got, 
     return err;
 }
 
+double verify_storage_accuracy(const std::string& what, const std::vector<double>& got, const std::vector<double>& full,
+                               double bound) {
+    const double err = relative_error(got, full), allowed = bound + tolerance(false);
+    if (!(err <= allowed))
+        throw VerificationError(
+            fmt::format("{}: gradient differs from the gradient over fp32 X by {:.3g} (relative), beyond the {:.3g} "
+                        "the rounding of X allows",
+                        what, err, allowed));
+    return err;
+}
+
 }  // namespace clprobe::glm

@@ -39,4 +39,11 @@ double tolerance(bool fp64);
 double verify_gradient(const std::string& what, const std::vector<double>& got, const std::vector<double>& want,
                        bool fp64);
 
+// X in reduced storage: throws VerificationError when `got` (already within tolerance(false) of
+// the double gradient over the decoded X) is further from `full`, the double gradient over fp32 X,
+// than `bound` (stored_reference's first-order bound of the rounding of X) plus tolerance(false);
+// returns that relative distance, the accuracy the storage kept.
+double verify_storage_accuracy(const std::string& what, const std::vector<double>& got, const std::vector<double>& full,
+                               double bound);
+
 }  // namespace clprobe::glm

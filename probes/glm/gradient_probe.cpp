@@ -1,5 +1,6 @@
 // glm.gradient: one GLM gradient evaluation (logistic link) in every variant a GLM kernel chooses between:
-// layout, reduction, fused or two passes, vector width, work-group size, precision, dense or CSR.
+// layout, reduction, fused or two passes, vector width, work-group size, precision, dense or CSR,
+// and X in reduced storage (fp16, bf16, int8 with per-column scales; fp32 arithmetic).
 // Each variant is checked against the host double-precision reference before its time counts,
 // and its bandwidth is set against the roof of the memory level its working set lives in
 // (common/roof_placement.hpp), measured earlier in the same run.
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "cl/device_session.hpp"
@@ -37,6 +39,9 @@ struct Planned {
     std::vector<double>* reference = nullptr;
     std::vector<Launch> launches;
     double bytes = 0, flops = 0, working_set = 0;
+    // Reduced storage: the relative distance to the gradient over fp32 X (the accuracy kept), and
+    // the first-order bound the rounding of X allows.
+    double storage_error = 0, storage_bound = 0;
 };
 
 // Quick mode measures one step either side of the base on each axis; the other modes sweep wider.
@@ -89,6 +94,14 @@ std::vector<GradientVariant> variants_for(const DeviceInfo& info, std::uint32_t 
         v.fp64 = true;
         add(v);
     }
+    // X in fp16, bf16 and int8 at the base shape (wider vectors too outside quick mode).
+    for (const Storage storage : reduced_storages)
+        for (int w : quick ? std::vector<int>{8} : std::vector<int>{8, 16}) {
+            auto v = base;
+            v.storage = storage;
+            v.vector = w;
+            add(v);
+        }
     {
         auto v = base;
         v.format = Format::csr;
@@ -110,17 +123,21 @@ void record_memory(ProbeResult& out, const DeviceInfo& info, const Shape& shape,
                                 {n, shape.cols, Layout::col, Format::dense, false, shape.density, groups}};
     if (info.fp64) sets.push_back({n, shape.cols, Layout::row, Format::dense, true, shape.density, groups});
     sets.push_back({n, shape.cols, Layout::row, Format::csr, false, shape.density, groups});
+    for (const Storage storage : reduced_storages)
+        sets.push_back({n, shape.cols, Layout::row, Format::dense, false, shape.density, groups, storage});
     for (const DataShape& set : sets) {
         GradientVariant v;
         v.layout = set.layout;
         v.format = set.format;
         v.fp64 = set.fp64;
+        v.storage = set.storage;
         const Labels all = v.labels();
-        const Labels labels{{"layout", all.at("layout")},
-                            {"precision", all.at("precision")},
-                            {"format", all.at("format")},
-                            {"rows", std::to_string(n)},
-                            {"cols", std::to_string(shape.cols)}};
+        Labels labels{{"layout", all.at("layout")},
+                      {"precision", all.at("precision")},
+                      {"format", all.at("format")},
+                      {"rows", std::to_string(n)},
+                      {"cols", std::to_string(shape.cols)}};
+        if (all.count("storage")) labels["storage"] = all.at("storage");
         const Footprint f = data_footprint(set);
         out.measurements.push_back(fact("glm.memory.device_bytes", "bytes", labels, f.total));
         out.measurements.push_back(fact("glm.memory.largest_buffer", "bytes", labels, f.largest));
@@ -166,7 +183,8 @@ class GradientProbe final : public Probe {
         facts.ran.cols = shape.cols;
         facts.rows_requested = shape.rows;
         facts.density = shape.density;
-        // fp32 and fp64 row-major copies and a column-major one: cap n so they fit.
+        // fp32 and fp64 row-major copies, a column-major one and the fp16, bf16 and int8 copies
+        // (21 bytes an element in all, under the 3 x 8 budgeted): cap n so they fit.
         const std::uint64_t row_bytes = std::uint64_t{shape.cols} * 8;
         facts.ran.rows = fit_buffer_bytes(info, shape.rows * row_bytes, 3, row_bytes) / row_bytes;
         facts.rows_capped = facts.ran.rows < shape.rows;
@@ -214,7 +232,12 @@ class GradientProbe final : public Probe {
         out.attributes["sampling"] = sampling_note(config);
         out.attributes["bytes_counted"] =
             "X and y once per pass (two passes: X twice plus the residual vector written and read); CSR: values, "
-            "column indices, row pointers and y";
+            "column indices, row pointers and y; reduced storage: X at its stored size (2 bytes fp16 and bf16, 1 "
+            "int8), fp32 y and the per-column scales";
+        out.attributes["storage_check"] =
+            "reduced storage: within the fp32 tolerance of the double gradient over the decoded X, and within the "
+            "first-order bound of the rounding of X (plus that tolerance) of the gradient over fp32 X "
+            "(glm.gradient.storage_error)";
         if (!peak) out.attributes["roofline_note"] = "kernel.peak.bandwidth was not measured in this run";
     }
 
@@ -226,6 +249,14 @@ class GradientProbe final : public Probe {
         CsrMatrix csr;
         std::vector<double> reference, atomic_reference, csr_reference;
         DeviceData row32, col32, row64, csr32;
+        // X in reduced storage: its device data, the double gradient over the decoded X and the
+        // bound on its distance to `reference`.
+        struct Stored {
+            DeviceData data;
+            std::vector<double> reference;
+            double bound = 0;
+        };
+        std::map<Storage, Stored> stored;
     };
 
     static Inputs make_inputs(DeviceSession& s, const Shape& shape, std::uint64_t n, std::size_t groups, RunMode mode) {
@@ -244,6 +275,12 @@ class GradientProbe final : public Probe {
         in.col32 = upload_dense(s, *data, Layout::col, false, beta, groups);
         if (s.info().fp64) in.row64 = upload_dense(s, *data, Layout::row, true, beta, groups);
         in.csr32 = upload_csr(s, in.csr, data->y, false, beta, groups);
+        for (const Storage storage : reduced_storages) {
+            check_stop();
+            const StoredMatrix x = encode(*data, storage);  // freed once uploaded
+            StoredReference ref = stored_reference(*data, x, beta, ridge_lambda);
+            in.stored[storage] = {upload_stored(s, *data, x, beta, groups), std::move(ref.gradient), ref.bound};
+        }
         return in;
     }
 
@@ -264,6 +301,12 @@ class GradientProbe final : public Probe {
                       : v.fp64                  ? &in.row64
                       : v.layout == Layout::col ? &in.col32
                                                 : &in.row32;
+            if (v.storage != Storage::real) {
+                auto& stored = in.stored.at(v.storage);
+                pl.data = &stored.data;
+                pl.reference = &stored.reference;
+                pl.storage_bound = stored.bound;
+            }
             pl.launches = gradient_launches(s, *pl.data, v, Family::logistic, 1.0 / static_cast<double>(pl.rows),
                                             ridge_lambda, pl.rows);
             pl.bytes = gradient_bytes(v, pl.rows, in.p, in.csr.nnz());
@@ -273,8 +316,16 @@ class GradientProbe final : public Probe {
             sampler.add([&s, &pl, name](std::int64_t iters) { return time_launches(s, pl.launches, iters, name); },
                         pl.bytes);
             // Checked now, while the buffers hold this variant's output.
-            const double err = verify_gradient(v.name(), read_gradient(s.queue(), *pl.data), *pl.reference, v.fp64);
-            checked.push_back({{"variant", v.name()}, {"rows", pl.rows}, {"relative_error", err}});
+            const std::vector<double> got = read_gradient(s.queue(), *pl.data);
+            const double err = verify_gradient(v.name(), got, *pl.reference, v.fp64);
+            nlohmann::json entry{{"variant", v.name()}, {"rows", pl.rows}, {"relative_error", err}};
+            if (v.storage != Storage::real) {
+                pl.storage_error = verify_storage_accuracy(v.name(), got, in.reference, pl.storage_bound);
+                entry["reference"] = "double gradient over the decoded " + to_string(v.storage) + " X";
+                entry["storage_error"] = pl.storage_error;
+                entry["storage_bound"] = pl.storage_bound;
+            }
+            checked.push_back(std::move(entry));
             check_stop();
         }
         return checked;
@@ -313,6 +364,16 @@ class GradientProbe final : public Probe {
         out.measurements.push_back(bw);
         out.measurements.push_back(gf);
         if (roof) out.measurements.push_back(fraction_of_roof("glm.gradient.roofline_fraction", labels, bw, *roof));
+        if (pl.variant.storage != Storage::real) {
+            // Exactly 0 is possible in principle; keep it positive for log-scale renderers.
+            Measurement e = make_measurement("glm.gradient.storage_error", "relative", labels,
+                                             {std::max(pl.storage_error, 1e-300)}, TimerKind::none, false);
+            e.note = fmt::format(
+                "max |g - g_fp32| / max |g_fp32| against the double gradient over fp32 X; the rounding of X allows "
+                "{:.2g} (first order)",
+                pl.storage_bound);
+            out.measurements.push_back(std::move(e));
+        }
     }
 
     // The best dense fp32 variant over all rows (by time), as headline metrics without labels.

@@ -20,6 +20,11 @@ constexpr double wg_ratio = 1.15;
 constexpr double fp64_ratio = 1.5;
 // Changing how X is stored is a data-pipeline change: worth it from 25%, like a kernel rewrite.
 constexpr double format_ratio = 1.25;
+// Reduced storage of X (fp16, bf16, int8) is recommended from 25% faster than its fp32 twin, like
+// any change of how X is stored, and only when it kept the gradient within 1% of the one over
+// fp32 X (relative, max-norm): past that a fit's coefficients move visibly.
+constexpr double storage_ratio = 1.25;
+constexpr double storage_max_error = 0.01;
 // The best gradient below half the measured memory roof leaves most of the device unused.
 constexpr double roofline_floor = 0.5;
 // Uploads above 40% of the baseline step make the step transfer-bound.
@@ -311,6 +316,76 @@ RuleOutcome sparse_format(const RunReport& r, const RuleSpec& rule) {
     return RuleOutcome::found(std::move(f));
 }
 
+// X in reduced storage against its fp32 twin (same layout, vector width, work-group): the storage
+// that measured faster by a gap clear of the noise, at the accuracy it kept.
+RuleOutcome storage(const RunReport& r, const RuleSpec& rule) {
+    struct Option {
+        const Measurement* time;
+        const Measurement* fp32;
+        const Measurement* error;
+        std::optional<Gap> gap;
+    };
+    std::vector<Option> options;
+    for (const auto* m : find_measurements(r, time_metric)) {
+        if (!m->labels.count("storage") || !m->note.empty() || m->summary.median <= 0) continue;
+        Labels twin = m->labels;
+        twin.erase("storage");
+        twin["precision"] = "fp32";
+        const auto* fp32 = find_measurement(r, time_metric, twin);
+        const auto* error = find_measurement(r, "glm.gradient.storage_error", m->labels);
+        if (!fp32 || !error || fp32->summary.median <= 0) continue;
+        options.push_back({m, fp32, error, significant_gap(r, *m, *fp32, storage_ratio)});
+    }
+    if (options.empty()) return rule.missing();
+    const auto accurate = [](const Option& o) { return o.error->summary.median <= storage_max_error; };
+    const Option* best = nullptr;
+    for (const auto& o : options)
+        if (o.gap && accurate(o) && (!best || o.gap->ratio > best->gap->ratio)) best = &o;
+    if (!best) return RuleOutcome::none();
+
+    const std::string name = label_of(*best->time, "storage");
+    const auto ms = [](const Measurement& m) { return fmt::format("{:.3g} {}", m.summary.median, m.unit); };
+    // The largest coefficient difference a fit on X in this storage ended at, if glm.fit ran.
+    const auto fit_error = [&r](const std::string& storage) -> std::optional<double> {
+        std::optional<double> worst;
+        for (const auto* m : find_measurements(r, "glm.fit.error", {{"storage", storage}}))
+            worst = std::max(worst.value_or(0.0), m->summary.median);
+        return worst;
+    };
+    Finding f = rule.comparison(
+        Severity::medium,
+        fmt::format("Storing X in {} makes the gradient {:.1f}x faster than fp32 X ({} against {}; relative gradient "
+                    "error {:.2g})",
+                    name, best->gap->ratio, ms(*best->time), ms(*best->fp32), best->error->summary.median),
+        *best->time, fmt::format("X stored in {}, fp32 arithmetic", name), *best->fp32, "the same kernel over fp32 X",
+        *best->gap, "");
+    f.evidence.push_back(evidence_of(*best->error, "distance of its gradient to the one over fp32 X"));
+    target_compute(f, *best->gap, fmt::format("gradient time saved by storing X in {}", name));
+    std::string text = fmt::format(
+        "Store X in {} and widen it to fp32 as it is loaded ({}), keeping y, beta and every sum in fp32: the "
+        "gradient streams fewer bytes of X, and here it kept a relative gradient error of {:.2g}",
+        name,
+        name == "fp16"   ? "vload_half, no extension needed"
+        : name == "bf16" ? "as_float((uint)u << 16)"
+                         : "a per-column scale times the int8 value",
+        best->error->summary.median);
+    if (const auto fit = fit_error(name))
+        text += fmt::format(" (a fit on {} X ended {:.2g} from the double fit)", name, *fit);
+    text += ". Measured here:";
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const Option& o = options[i];
+        const double ratio = o.fp32->summary.median / o.time->summary.median;
+        text += fmt::format("{} {} v{} {:.2f}x the fp32 speed, error {:.2g}{}", i ? ";" : "",
+                            label_of(*o.time, "storage"), label_of(*o.time, "vector"), ratio, o.error->summary.median,
+                            !accurate(o)            ? fmt::format(" (above the {} allowed)", storage_max_error)
+                            : o.gap                 ? std::string()
+                            : ratio < storage_ratio ? fmt::format(" (under the {}x asked)", storage_ratio)
+                                                    : std::string(" (not clear of the noise)"));
+    }
+    f.suggestion = text + ".";
+    return RuleOutcome::found(std::move(f));
+}
+
 // Requested rows beyond what one dense fp32 copy of the data fits: twice and four times as many
 // grade the severity.
 constexpr double rows_far = 2.0, rows_very_far = 4.0;
@@ -418,6 +493,12 @@ std::vector<Rule> glm_rules() {
           {In::metric(time_metric, "format=csr and format=dense, fp32")},
           {{"ratio", format_ratio}}},
          sparse_format},
+        {{"glm.storage.reduced_precision",
+          layer,
+          {In::metric(time_metric, "a storage=fp16, bf16 or int8 variant and its precision=fp32 twin"),
+           In::metric("glm.gradient.storage_error")},
+          {{"ratio", storage_ratio}, {"relative gradient error", storage_max_error}}},
+         storage},
         {{"glm.minibatch.upload_bound",
           layer,
           {In::metric(stage_metric, "stage=upload, variant=serial_pageable"),

@@ -10,6 +10,7 @@
 #include "cl/device_session.hpp"
 #include "glm/glm_device.hpp"
 #include "glm/glm_memory.hpp"
+#include "glm/glm_storage.hpp"
 #include "glm/glm_support.hpp"
 #include "probe_factories.hpp"
 #include "runtime/runner.hpp"
@@ -34,7 +35,7 @@ ProbeResult run_tiny(Probe& probe, DeviceSession& session, std::uint64_t rows, s
 // Bytes of every buffer of one set of device data (CL_MEM_SIZE; CSR's index buffers too).
 std::uint64_t device_bytes(const DeviceData& d) {
     std::uint64_t sum = 0;
-    for (const cl::Buffer* b : {&d.x, &d.y, &d.beta, &d.r, &d.partial, &d.g, &d.row_ptr, &d.cols})
+    for (const cl::Buffer* b : {&d.x, &d.y, &d.beta, &d.r, &d.partial, &d.g, &d.row_ptr, &d.cols, &d.scale})
         if ((*b)()) sum += b->getInfo<CL_MEM_SIZE>();
     return sum;
 }
@@ -119,6 +120,81 @@ TEST_CASE("every GLM gradient variant matches the host double reference", "[glm]
         }
 }
 
+TEST_CASE("X in fp16, bf16 and int8 gives the gradient over its decoded values, within the rounding bound of fp32 X",
+          "[glm][storage]") {
+    DeviceSession& s = test::shared_session();
+    std::mt19937 rng(4321);
+    struct Case {
+        std::uint64_t n;
+        std::uint32_t p;
+    };
+    std::vector<Case> cases{{257, 1}, {1000 + rng() % 97, 13}, {531 + rng() % 31, 64}};
+    const std::size_t groups = gradient_groups(s.info());
+    for (const auto& c : cases)
+        for (Family family : {Family::logistic, Family::poisson}) {
+            const Dataset d = make_dataset(c.n, c.p, family, rng());
+            const auto beta = evaluation_beta(d);
+            const auto full = reference_gradient(d, beta, ridge_lambda);
+            for (const Storage storage : reduced_storages) {
+                const StoredMatrix x = encode(d, storage);
+                const StoredReference ref = stored_reference(d, x, beta, ridge_lambda);
+                DeviceData data = upload_stored(s, d, x, beta, groups);
+                DataShape shape{d.n, d.p, Layout::row, Format::dense, false, 0, groups, storage};
+                CHECK(device_bytes(data) == data_footprint(shape).total);
+                for (int w : {1, 4, 8, 16})
+                    for (std::size_t wg : {16, 64}) {
+                        GradientVariant v;
+                        v.storage = storage;
+                        v.vector = w;
+                        v.wg = wg;
+                        INFO("n=" << c.n << " p=" << c.p << " " << to_string(family) << " " << v.name());
+                        auto launches =
+                            gradient_launches(s, data, v, family, 1.0 / static_cast<double>(c.n), ridge_lambda);
+                        enqueue_launches(s.queue(), launches);
+                        const auto got = read_gradient(s.queue(), data);
+                        CHECK(relative_error(got, ref.gradient) <= tolerance(false));
+                        CHECK_NOTHROW(verify_storage_accuracy(v.name(), got, full, ref.bound));
+                    }
+            }
+        }
+    // Reduced storage runs the row-major fused kernel only.
+    const Dataset d = make_dataset(100, 8, Family::logistic, 1);
+    DeviceData data = upload_stored(s, d, encode(d, Storage::fp16), evaluation_beta(d), groups);
+    GradientVariant col;
+    col.storage = Storage::fp16;
+    col.layout = Layout::col;
+    CHECK_THROWS_AS(gradient_launches(s, data, col, Family::logistic, 0.01, ridge_lambda), std::invalid_argument);
+    GradientVariant fp32;  // data in another storage than the variant's
+    CHECK_THROWS_AS(gradient_launches(s, data, fp32, Family::logistic, 0.01, ridge_lambda), std::invalid_argument);
+    // Bytes counted per step: X at its stored size.
+    GradientVariant half;
+    half.storage = Storage::fp16;
+    GradientVariant int8 = half;
+    int8.storage = Storage::int8;
+    CHECK(gradient_bytes(half, 1000, 64, 0) == 1000.0 * 64 * 2 + 1000 * 4 + 64 * 4);
+    CHECK(gradient_bytes(int8, 1000, 64, 0) == 1000.0 * 64 + 1000 * 4 + 64 * 4);
+    CHECK(gradient_bytes(GradientVariant{}, 1000, 64, 0) == 1000.0 * 64 * 4 + 1000 * 4);
+}
+
+TEST_CASE("the Newton pass over stored X matches the sums over its decoded values", "[glm][storage]") {
+    DeviceSession& s = test::shared_session();
+    for (Family family : {Family::logistic, Family::poisson}) {
+        const Dataset d = make_dataset(2003, 11, family, 9);
+        const auto beta = evaluation_beta(d);
+        for (const Storage storage : reduced_storages) {
+            INFO(to_string(family) << " " << to_string(storage));
+            const StoredMatrix x = encode(d, storage);
+            DeviceData data = upload_stored(s, d, x, std::vector<double>(11, 0.0), 1);
+            NewtonPass pass(s, data, family);
+            pass.set_beta(beta);
+            pass.enqueue();
+            const NewtonSums got = pass.read_sums(), want = reference_newton_sums(decoded(d, x), beta);
+            CHECK(relative_error(got.h, want.h) < 1e-4);
+            CHECK(relative_error(got.g, want.g) < 1e-4);
+        }
+    }
+}
+
 TEST_CASE("the device Newton pass matches the double sums and the fit matches the host fit", "[glm]") {
     DeviceSession& s = test::shared_session();
     const Dataset d = make_dataset(3001, 6, Family::logistic, 5);
@@ -143,7 +219,18 @@ TEST_CASE("the device Newton pass matches the double sums and the fit matches th
         REQUIRE(it != nullptr);
         CHECK(it->summary.median >= 1);
         CHECK(find_measurement(r, "glm.newton.time", {{"family", family}}) != nullptr);
+        // One fit per reduced storage of X, within its tolerance of the host fit on fp32 X.
+        for (const Storage storage : reduced_storages) {
+            const auto* stored =
+                find_measurement(r, "glm.fit.error", {{"family", family}, {"storage", to_string(storage)}});
+            REQUIRE(stored != nullptr);
+            CHECK(stored->labels.at("precision") == to_string(storage));
+            CHECK(stored->summary.median <= fit_tolerance(storage));
+        }
     }
+    // The fp32 fit's figures keep their labels (no storage label).
+    CHECK(find_measurement(r, "glm.fit.error", {{"family", "logistic"}, {"precision", "fp32"}})
+              ->labels.count("storage") == 0);
 }
 
 TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][probes]") {
@@ -176,6 +263,19 @@ TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][pro
     CHECK(dense_fit->summary.median > 3001);
     CHECK(csr_fit->summary.median > dense_fit->summary.median);  // one non-zero of 7 a row
     CHECK(g.attributes.at("rows_requested") == 3001);
+    // X in fp16, bf16 and int8: timed, and the accuracy each kept (below its bound).
+    for (const Storage storage : reduced_storages) {
+        const Labels labels{{"storage", to_string(storage)}};
+        const auto* t = find_measurement(g, "glm.gradient.time", labels);
+        REQUIRE(t != nullptr);
+        CHECK(t->labels.at("precision") == to_string(storage));
+        const auto* err = find_measurement(g, "glm.gradient.storage_error", t->labels);
+        REQUIRE(err != nullptr);
+        CHECK(err->summary.median < 0.05);
+        CHECK(find_measurement(g, "glm.memory.device_bytes", labels) != nullptr);
+    }
+    // The headline stays the fastest fp32 variant's.
+    CHECK_THAT(find_measurement(g, "glm.gradient.best.bandwidth")->note, Catch::Contains("precision=fp32"));
     for (const auto& m : g.measurements)
         for (double v : m.samples)
             CHECK(v > 0);
@@ -220,6 +320,19 @@ TEST_CASE("the GLM probes measure verified variants on a tiny shape", "[glm][pro
     for (const char* v : {"serial_pageable", "serial_pinned", "double_buffered", "resident"})
         CHECK(find_measurement(p, "glm.pipeline.step_time", {{"variant", v}}) != nullptr);
     CHECK(p.attributes.at("batches") == 5);
+}
+
+TEST_CASE("a bf16 decode shifted by one bit fails verification", "[glm][verification][storage]") {
+    const auto dir = test::patched_kernel_dir("glm/storage.cl", "convert_uint8(vload8(i, ptr)) << 16",
+                                              "convert_uint8(vload8(i, ptr)) << 15");
+    auto session = test::session_with_kernels(dir);
+    auto probe = make_glm_gradient_probe();
+    const ProbeResult r = run_tiny(*probe, *session, 1001, 16);
+    CHECK(r.status == ProbeStatus::error);
+    CHECK_THAT(r.reason, Catch::StartsWith("verification failed"));
+    CHECK_THAT(r.reason, Catch::Contains("bf16"));
+    CHECK(find_measurement(r, "glm.gradient.time") == nullptr);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a GLM kernel that forgets the response fails verification", "[glm][verification]") {

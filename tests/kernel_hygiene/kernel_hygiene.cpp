@@ -269,6 +269,23 @@ void glm_kernels(DeviceSession& s) {
             s.queue().finish();
             pass.read_sums();
         }
+        // X in fp16, bf16 and int8 (kernels/glm/storage.cl): every vector width, and a Newton pass.
+        for (const Storage storage : reduced_storages) {
+            DeviceData stored = upload_stored(s, d, encode(d, storage), beta, groups);
+            for (int w : {1, 4, 8, 16}) {
+                GradientVariant v;
+                v.storage = storage;
+                v.vector = w;
+                v.wg = 4;
+                auto launches = gradient_launches(s, stored, v, Family::logistic, 1.0 / 37, 1e-4);
+                enqueue_launches(s.queue(), launches);
+                s.queue().finish();
+            }
+            NewtonPass pass(s, stored, Family::poisson);
+            pass.enqueue();
+            s.queue().finish();
+            pass.read_sums();
+        }
     }
 }
 
