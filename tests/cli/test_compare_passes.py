@@ -52,6 +52,10 @@ def slower_glm(doc, factor):
         for probe in results:
             if probe["id"] != "glm.gradient":
                 continue
+            # Planted on a quiet host: under ctest's parallel load a probe beside 1.4 of 2 CPUs of
+            # other work could explain a 3x slower kernel, which compare then rightly leaves unjudged.
+            if probe.get("host_load"):
+                probe["host_load"]["others_cpus"] = probe["host_load"]["steal_cpus"] = 0
             for m in probe["measurements"]:
                 if m["timer"] == "none" or not m["metric"].startswith("glm.gradient"):
                     continue
