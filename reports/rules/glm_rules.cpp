@@ -316,16 +316,18 @@ RuleOutcome sparse_format(const RunReport& r, const RuleSpec& rule) {
     return RuleOutcome::found(std::move(f));
 }
 
-// X in reduced storage against its fp32 twin (same layout, vector width, work-group): the storage
-// that measured faster by a gap clear of the noise, at the accuracy it kept.
-RuleOutcome storage(const RunReport& r, const RuleSpec& rule) {
-    struct Option {
-        const Measurement* time;
-        const Measurement* fp32;
-        const Measurement* error;
-        std::optional<Gap> gap;
-    };
-    std::vector<Option> options;
+// A variant over X in reduced storage, beside its fp32 twin (same layout, vector width, work-group).
+struct StorageOption {
+    const Measurement* time;
+    const Measurement* fp32;   // the same variant over fp32 X
+    const Measurement* error;  // glm.gradient.storage_error: the accuracy it kept
+    std::optional<Gap> gap;    // set when it is storage_ratio faster, clear of the noise
+    bool accurate() const { return error->summary.median <= storage_max_error; }
+};
+
+// Every reduced-storage variant that has its fp32 twin and its accuracy.
+std::vector<StorageOption> storage_options(const RunReport& r) {
+    std::vector<StorageOption> out;
     for (const auto* m : find_measurements(r, time_metric)) {
         if (!m->labels.count("storage") || !m->note.empty() || m->summary.median <= 0) continue;
         Labels twin = m->labels;
@@ -334,24 +336,52 @@ RuleOutcome storage(const RunReport& r, const RuleSpec& rule) {
         const auto* fp32 = find_measurement(r, time_metric, twin);
         const auto* error = find_measurement(r, "glm.gradient.storage_error", m->labels);
         if (!fp32 || !error || fp32->summary.median <= 0) continue;
-        options.push_back({m, fp32, error, significant_gap(r, *m, *fp32, storage_ratio)});
+        out.push_back({m, fp32, error, significant_gap(r, *m, *fp32, storage_ratio)});
     }
-    if (options.empty()) return rule.missing();
-    const auto accurate = [](const Option& o) { return o.error->summary.median <= storage_max_error; };
-    const Option* best = nullptr;
-    for (const auto& o : options)
-        if (o.gap && accurate(o) && (!best || o.gap->ratio > best->gap->ratio)) best = &o;
-    if (!best) return RuleOutcome::none();
+    return out;
+}
 
+// What to change, the accuracy it kept (and the fit's, if glm.fit ran), and every storage measured.
+std::string storage_suggestion(const RunReport& r, const StorageOption& best,
+                               const std::vector<StorageOption>& options) {
+    const std::string name = label_of(*best.time, "storage");
+    std::string text = fmt::format(
+        "Store X in {} and widen it to fp32 as it is loaded ({}), keeping y, beta and every sum in fp32: the "
+        "gradient streams fewer bytes of X, and here it kept a relative gradient error of {:.2g}",
+        name,
+        name == "fp16"   ? "vload_half, no extension needed"
+        : name == "bf16" ? "as_float((uint)u << 16)"
+                         : "a per-column scale times the int8 value",
+        best.error->summary.median);
+    std::optional<double> fit;  // the largest coefficient difference a fit on this storage ended at
+    for (const auto* m : find_measurements(r, "glm.fit.error", {{"storage", name}}))
+        fit = std::max(fit.value_or(0.0), m->summary.median);
+    if (fit) text += fmt::format(" (a fit on {} X ended {:.2g} from the double fit)", name, *fit);
+    text += ". Measured here:";
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const StorageOption& o = options[i];
+        const double ratio = o.fp32->summary.median / o.time->summary.median;
+        text += fmt::format("{} {} v{} {:.2f}x the fp32 speed, error {:.2g}{}", i ? ";" : "",
+                            label_of(*o.time, "storage"), label_of(*o.time, "vector"), ratio, o.error->summary.median,
+                            !o.accurate()           ? fmt::format(" (above the {} allowed)", storage_max_error)
+                            : o.gap                 ? std::string()
+                            : ratio < storage_ratio ? fmt::format(" (under the {}x asked)", storage_ratio)
+                                                    : std::string(" (not clear of the noise)"));
+    }
+    return text + ".";
+}
+
+// X in reduced storage against its fp32 twin (same layout, vector width, work-group): the storage
+// that measured faster by a gap clear of the noise, at the accuracy it kept.
+RuleOutcome storage(const RunReport& r, const RuleSpec& rule) {
+    const std::vector<StorageOption> options = storage_options(r);
+    if (options.empty()) return rule.missing();
+    const StorageOption* best = nullptr;
+    for (const auto& o : options)
+        if (o.gap && o.accurate() && (!best || o.gap->ratio > best->gap->ratio)) best = &o;
+    if (!best) return RuleOutcome::none();
     const std::string name = label_of(*best->time, "storage");
     const auto ms = [](const Measurement& m) { return fmt::format("{:.3g} {}", m.summary.median, m.unit); };
-    // The largest coefficient difference a fit on X in this storage ended at, if glm.fit ran.
-    const auto fit_error = [&r](const std::string& storage) -> std::optional<double> {
-        std::optional<double> worst;
-        for (const auto* m : find_measurements(r, "glm.fit.error", {{"storage", storage}}))
-            worst = std::max(worst.value_or(0.0), m->summary.median);
-        return worst;
-    };
     Finding f = rule.comparison(
         Severity::medium,
         fmt::format("Storing X in {} makes the gradient {:.1f}x faster than fp32 X ({} against {}; relative gradient "
@@ -361,28 +391,7 @@ RuleOutcome storage(const RunReport& r, const RuleSpec& rule) {
         *best->gap, "");
     f.evidence.push_back(evidence_of(*best->error, "distance of its gradient to the one over fp32 X"));
     target_compute(f, *best->gap, fmt::format("gradient time saved by storing X in {}", name));
-    std::string text = fmt::format(
-        "Store X in {} and widen it to fp32 as it is loaded ({}), keeping y, beta and every sum in fp32: the "
-        "gradient streams fewer bytes of X, and here it kept a relative gradient error of {:.2g}",
-        name,
-        name == "fp16"   ? "vload_half, no extension needed"
-        : name == "bf16" ? "as_float((uint)u << 16)"
-                         : "a per-column scale times the int8 value",
-        best->error->summary.median);
-    if (const auto fit = fit_error(name))
-        text += fmt::format(" (a fit on {} X ended {:.2g} from the double fit)", name, *fit);
-    text += ". Measured here:";
-    for (std::size_t i = 0; i < options.size(); ++i) {
-        const Option& o = options[i];
-        const double ratio = o.fp32->summary.median / o.time->summary.median;
-        text += fmt::format("{} {} v{} {:.2f}x the fp32 speed, error {:.2g}{}", i ? ";" : "",
-                            label_of(*o.time, "storage"), label_of(*o.time, "vector"), ratio, o.error->summary.median,
-                            !accurate(o)            ? fmt::format(" (above the {} allowed)", storage_max_error)
-                            : o.gap                 ? std::string()
-                            : ratio < storage_ratio ? fmt::format(" (under the {}x asked)", storage_ratio)
-                                                    : std::string(" (not clear of the noise)"));
-    }
-    f.suggestion = text + ".";
+    f.suggestion = storage_suggestion(r, *best, options);
     return RuleOutcome::found(std::move(f));
 }
 

@@ -86,6 +86,27 @@ std::optional<BetweenRunNoise> movement_of(const RunReport& a, const std::vector
     return with_known_movement(std::move(measured), std::move(*known), std::move(from));
 }
 
+// The gate fails on a slower machine (its drift reference, fastest checks) as on a slower headline
+// metric or workload; stderr names each, with the environment differences that explain it.
+void report_regression(const Comparison& c, double threshold_pct) {
+    std::string names;
+    auto add = [&](const std::string& n) { names += (names.empty() ? "" : "; ") + n; };
+    if (c.machine)
+        for (const auto* s : c.machine->regressions())
+            add("the machine " + describe(*s));
+    for (const auto* m : c.headline_regressions())
+        add(m->metric);
+    for (const auto& f : c.family_regressions())
+        add(fmt::format("{} ({} variants slower, none faster)", f.family, f.variants));
+    for (const auto& e : c.explanations)
+        add(e);
+    fmt::print(stderr, "clprobe: regression beyond {:.0f}%: {}\n", threshold_pct, names);
+    if (c.baseline_runs < 2 && c.movement_known_from.empty() && !c.driver)
+        fmt::print(stderr,
+                   "clprobe: A is a single pass and this machine's movement between runs is not known: these "
+                   "verdicts cannot separate a change from it (diagnose --passes 2 on each side)\n");
+}
+
 int run_compare(const CompareCliOptions& o) {
     // An unwritable JUnit file fails before any work, as diagnose's outputs do.
     if (!o.junit.empty()) check_output_path(o.junit);
@@ -120,25 +141,8 @@ int run_compare(const CompareCliOptions& o) {
     } else {
         fmt::print("{}{}", render_comparison_text(c, {o.verbose, color_stdout()}), render_machine_choices(choices));
     }
-    // The gate fails on a slower machine (its drift reference, fastest checks) as on a slower
-    // headline metric; each is named, with the environment differences that explain it.
     if (o.fail_on_regression && c.regressed()) {
-        std::string names;
-        auto add = [&](const std::string& n) { names += (names.empty() ? "" : "; ") + n; };
-        if (c.machine)
-            for (const auto* s : c.machine->regressions())
-                add("the machine " + describe(*s));
-        for (const auto* m : c.headline_regressions())
-            add(m->metric);
-        for (const auto& f : c.family_regressions())
-            add(fmt::format("{} ({} variants slower, none faster)", f.family, f.variants));
-        for (const auto& e : c.explanations)
-            add(e);
-        fmt::print(stderr, "clprobe: regression beyond {:.0f}%: {}\n", o.threshold_pct, names);
-        if (c.baseline_runs < 2 && c.movement_known_from.empty() && !c.driver)
-            fmt::print(stderr,
-                       "clprobe: A is a single pass and this machine's movement between runs is not known: these "
-                       "verdicts cannot separate a change from it (diagnose --passes 2 on each side)\n");
+        report_regression(c, o.threshold_pct);
         return exit_code::regression;
     }
     return exit_code::ok;
