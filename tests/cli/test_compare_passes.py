@@ -148,14 +148,17 @@ def test_junit_fails_where_the_gate_fails():
     names = {(c.get("classname"), c.get("name")) for c in cases}
     expect(("clprobe.workload", "glm.gradient") in names, f"no GLM test case: {sorted(names)}")
     expect(("clprobe.headline", "kernel.peak.fp32") in names, f"no FMA headline test case: {sorted(names)}")
-    # A itself with its GLM kernel ten times slower in both passes: nothing else differs (no machine
-    # shift, no load), so the gate fails on the GLM alone, and so does its test case. Against A's
-    # passes only (an empty cache): the runs this module kept ran beside the rest of ctest.
+    # A itself with its GLM kernel a thousand times slower in both passes: nothing else differs (no
+    # machine shift, no load), so the gate fails on the GLM alone, and so does its test case. Against
+    # A's passes only (an empty cache: the runs this module kept ran beside the rest of ctest). So
+    # large because a band is 3 sigma of the movement between A's two passes, and under ctest's load
+    # two passes of a memory-bound kernel can move 2x (a band of 8x); what the gate catches at the
+    # gate's shape is measured by tests/bench/gate_verdicts.py and the opt-in test_compare_gate.
     statuses = [(p["id"], p["status"], p["reason"]) for p in doc_a["results"] + doc_a["passes"][0]["results"]]
     expect(all(st == "ok" for _, st, _ in statuses), f"a probe of A is not ok: {statuses}")
-    slow = write_json(slower_glm(doc_a, 10.0))
+    slow = write_json(slower_glm(doc_a, 1000.0))
     r, cases, failed = junit(a, slow, cache=temp_dir())
-    expect(r.rc == 4, "the gate passed a GLM ten times slower", r)
+    expect(r.rc == 4, "the gate passed a GLM a thousand times slower", r)
     glm = [c for c in failed if c.get("name").startswith("glm.")]
     if not glm:
         j = compare(a, slow, "--json", cache=temp_dir())
